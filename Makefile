@@ -1,0 +1,42 @@
+# Set-up is part of every target: a fresh clone needs nothing but Python 3.11 and these commands.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha256sum | cut -c1-12)
+export JUDGEBIAS_DATA_ROOT ?= $(abspath ../shared/data)
+
+.PHONY: setup run test test-quick lint bench browser clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+## Run the main job offline: the scripted default judge on the embedded dataset q1.
+run: $(STAMP)
+	$(BIN)/python -m judgebias.run
+
+## Everything CI runs: lint, format check, type check, the whole test suite (slow and reliability included).
+test: $(STAMP) browser
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/mypy src
+	$(BIN)/pytest
+
+## The quick part only: unit tests, no subprocesses.
+test-quick: $(STAMP)
+	$(BIN)/pytest -m "not slow and not reliability and not browser"
+
+## Headless Chromium for the report test (Debian package; skipped when already present).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }
+
+## Speed and memory benchmarks: ratios against baselines measured in the same run.
+bench: $(STAMP)
+	$(BIN)/python benchmarks/run.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info src/*.egg-info

@@ -1,0 +1,79 @@
+"""The disk cache of judge replies: a rerun costs nothing, an interrupted run resumes where it stopped.
+
+Keys are sha256 of canonical JSON of everything that decides a reply (endpoint, model, messages, sampling
+settings) and nothing that does not (timeouts, retry counts) or must not be stored (the API key). Values are
+JSON text. A plain diskcache.Cache (SQLite, safe for several processes on one machine; not for NFS) with
+eviction off: the default policy culls silently past 1 GB, which would break free reruns.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import diskcache
+
+from judgebias.errors import UserError
+
+MODES = ("use", "refresh", "off", "only")
+KEY_VERSION = 1  # bump when the meaning of a cached value changes
+
+
+class TextOnlyDisk(diskcache.Disk):  # type: ignore[misc]
+    """A diskcache Disk that refuses pickled values, so reading a cache file never runs code from it."""
+
+    def fetch(self, mode: int, filename: str | None, value: Any, read: bool) -> Any:
+        if mode == diskcache.core.MODE_PICKLE:
+            raise UserError("the cache holds a pickled value; judgebias only writes JSON text: refusing to load it")
+        return super().fetch(mode, filename, value, read)
+
+
+def call_key(request: dict[str, Any]) -> str:
+    """The cache key of one judge request (the request must already exclude credentials and timeouts)."""
+    canonical = json.dumps({"v": KEY_VERSION, **request}, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+class ReplyCache:
+    """Replies by key, stored the moment they arrive; `mode` decides whether lookups and writes happen."""
+
+    def __init__(self, directory: str, mode: str) -> None:
+        if mode not in MODES:
+            raise UserError(f"cache.mode={mode!r} is not a mode: use one of {', '.join(MODES)}")
+        self.mode = mode
+        self.directory = Path(directory).expanduser()
+        self._cache: diskcache.Cache | None = None
+
+    def _open(self) -> diskcache.Cache:
+        if self._cache is None:
+            try:
+                self.directory.mkdir(parents=True, exist_ok=True)
+                self._cache = diskcache.Cache(
+                    str(self.directory), eviction_policy="none", disk=TextOnlyDisk, timeout=60
+                )
+            except OSError as error:
+                raise UserError(
+                    f"cannot open the cache at {str(self.directory)!r}: {error} (set cache.dir=...)"
+                ) from None
+        return self._cache
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        """The cached reply, or None on a miss (always a miss in modes refresh and off)."""
+        if self.mode in ("refresh", "off"):
+            return None
+        text = self._open().get(key, default=None, retry=True)
+        return json.loads(text) if isinstance(text, str) else None
+
+    def put(self, key: str, value: dict[str, Any]) -> None:
+        """Store a reply now (not at the end of the run), unless the cache is off."""
+        if self.mode == "off":
+            return
+        self._open().set(key, json.dumps(value, ensure_ascii=False), retry=True)
+
+    def close(self) -> None:
+        """Close the SQLite connections."""
+        if self._cache is not None:
+            self._cache.close()
+            self._cache = None

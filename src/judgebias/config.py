@@ -1,0 +1,118 @@
+"""Typed config schemas: every YAML option in conf/ is checked against these, so a typo or a wrong type fails early.
+
+Each dataclass mirrors one config group. The config holds the *name* of an API key's env var, never the key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from hydra.core.config_store import ConfigStore
+from omegaconf import MISSING
+
+
+@dataclass
+class JudgeConfig:
+    """One judge: which backend answers the calls, and every setting that can change its reply."""
+
+    backend: str = MISSING  # "openai" | "scripted" | "replay"
+    name: str = MISSING  # shown in outputs; for replay, the recorded judge configuration to replay
+    model: str | None = None  # model id sent to an OpenAI-compatible endpoint
+    base_url: str | None = None  # null = OpenAI's own endpoint
+    api_key_env: str | None = "OPENAI_API_KEY"  # env var holding the key, read at call time; null = no key
+    temperature: float = 0.0
+    max_tokens: int = 16
+    seed: int | None = 0
+    top_p: float | None = None
+    logprobs: bool = False  # ask for label log-probabilities (soft verdicts); part of the cache key
+    timeout: float = 60.0  # seconds per request; not part of the cache key
+    max_retries: int = 6  # attempts after the first; not part of the cache key
+    retry_backoff: float = 0.5  # first exponential backoff in seconds (a server's Retry-After takes precedence)
+    retry_backoff_max: float = 30.0
+    requests_per_minute: float | None = None  # client-side quota, so a run stays under a known limit
+    tokens_per_minute: float | None = None
+    price_input_per_mtok: float = 0.0  # USD per million prompt tokens
+    price_output_per_mtok: float = 0.0  # USD per million completion tokens
+    family: str | None = None  # model family, to flag self-preference when items name their models
+    strategy: str | None = None  # scripted judges: "always_a" | "longer" | "noisy"
+    first_bias: float = 0.0  # scripted "noisy": probability of picking the first-shown answer regardless
+    run: str | None = None  # replay: which recorded run (e.g. "repetition1"); null = the main run
+
+
+@dataclass
+class RubricConfig:
+    """The prompt the judge sees, the labels it is shown, and how its reply is read."""
+
+    name: str = MISSING
+    system: str = MISSING
+    user: str = MISSING  # template with {question}, {context}, {first}, {second}, {label_first}, ...
+    labels: str = "letters"  # "letters" (A/B) | "numbers" (1/2) | "tags" (random per call, seeded, recorded)
+    parser: str = "label"  # "label" | "brackets" | "llmbar" | "pandalm"
+    tie_label: str = "tie"  # what the judge writes for a tie
+    reply_format: str = "{label}"  # how a scripted judge phrases its choice
+
+
+@dataclass
+class NormalizeConfig:
+    """Answer normalisation before judging; a normalised run is a different experiment with its own cache keys."""
+
+    strip: bool = False  # strip surrounding whitespace and a markdown fence around the whole answer
+    truncate_words: int | None = None  # cut both answers to this many words
+
+
+@dataclass
+class DataConfig:
+    """A dataset: a JSONL file of items, found under `root` when the path is relative."""
+
+    name: str = MISSING
+    path: str = MISSING  # JSONL file; relative paths resolve against `root` (or the launch directory)
+    root: str | None = None  # data root folder; the shared sets default to $JUDGEBIAS_DATA_ROOT
+    judgments: str | None = None  # recorded judge replies for judge=replay (JSONL beside the items)
+    limit: int | None = None  # judge only the first N items
+    normalize: NormalizeConfig = field(default_factory=NormalizeConfig)
+
+
+@dataclass
+class CacheConfig:
+    """The disk cache of judge replies, shared by every run and sweep job."""
+
+    dir: str = MISSING
+    mode: str = "use"  # "use" | "refresh" (call again, overwrite) | "off" | "only" (fail on a miss)
+
+
+@dataclass
+class BootstrapConfig:
+    """The item bootstrap behind every interval."""
+
+    resamples: int = 1000
+    seed: int = 0
+
+
+@dataclass
+class Config:
+    """A whole run: one judge (or an ensemble), one rubric, one dataset, and run settings."""
+
+    judge: JudgeConfig = MISSING
+    rubric: RubricConfig = MISSING
+    data: DataConfig = MISSING
+    ensemble: dict[str, JudgeConfig] = field(default_factory=dict)  # several judges, one verdict
+    max_concurrency: int = 16
+    cache: CacheConfig = field(default_factory=CacheConfig)
+    bootstrap: BootstrapConfig = field(default_factory=BootstrapConfig)
+    agreement_threshold: float = 0.75  # warn when human agreement is below this
+    dry_run: bool = False  # render prompts and count cache misses; call nothing
+    progress: str = "auto"  # "auto" (only on a terminal) | "on" | "off"
+    report: bool = True  # write report.html
+
+
+def register_schemas() -> None:
+    """Register the schema so conf/config.yaml can extend it (kept out of the user-facing groups)."""
+    ConfigStore.instance().store(name="config_schema", node=Config)
+
+
+def as_plain(node: Any) -> Any:
+    """A plain-Python copy of an OmegaConf node (resolving interpolations)."""
+    from omegaconf import OmegaConf
+
+    return OmegaConf.to_container(node, resolve=True)

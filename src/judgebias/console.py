@@ -1,0 +1,57 @@
+"""What a person sees while a run works: a one-line progress bar on a terminal, quiet otherwise."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+
+class Progress:
+    """Items done, calls live / cached, retries so far and ETA, redrawn at most a few times a second."""
+
+    def __init__(self, total: int, mode: str, judgings: Sequence[Any], stream: TextIO | None = None) -> None:
+        if mode not in ("auto", "on", "off"):
+            from judgebias.errors import UserError
+
+            raise UserError(f"progress={mode!r}: use auto, on or off")
+        self.stream = stream or sys.stderr
+        self.enabled = mode == "on" or (mode == "auto" and self.stream.isatty())
+        self.total = total
+        self.done = 0
+        self.cached = 0
+        self.live = 0
+        self.judgings = judgings
+        self.started = time.monotonic()
+        self.drawn = 0.0
+
+    def advance(self, *, calls: int, cached: int) -> None:
+        """One more item finalised."""
+        self.done += 1
+        self.cached += cached
+        self.live += calls - cached
+        now = time.monotonic()
+        if self.enabled and (now - self.drawn > 0.2 or self.done == self.total):
+            self.drawn = now
+            self._draw(now)
+
+    def _draw(self, now: float) -> None:
+        elapsed = now - self.started
+        rate = self.done / elapsed if elapsed > 0 else 0.0
+        eta = (self.total - self.done) / rate if rate > 0 else 0.0
+        retries = sum(getattr(j.backend, "retries", 0) for j in self.judgings)
+        width = 24
+        filled = int(width * self.done / max(1, self.total))
+        bar = "#" * filled + "-" * (width - filled)
+        self.stream.write(
+            f"\r[{bar}] {self.done}/{self.total} items | calls live {self.live} cached {self.cached} | "
+            f"retries {retries} | ETA {eta:5.0f}s "
+        )
+        self.stream.flush()
+
+    def close(self) -> None:
+        """End the progress line so the summary starts on a fresh one."""
+        if self.enabled and self.done:
+            self.stream.write("\n")
+            self.stream.flush()

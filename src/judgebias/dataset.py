@@ -1,0 +1,145 @@
+"""Reading a dataset: every line checked before the first judge call, every error naming file, line and field.
+
+Deliberate choices (documented in README): blank lines are skipped; an answer may be empty (an empty answer is
+a real, bad answer) but must be a string; a question must contain a non-space character; ids are strings,
+unique; `prompt` is accepted for `question`; any other field is kept and passed through.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from judgebias.errors import UserError
+from judgebias.item import Item
+
+HUMAN_LABELS = ("1", "2", "tie")
+EMBEDDED = "embedded"  # data.root value for datasets shipped inside the package
+FENCED = re.compile(r"\A```[^\n]*\n(.*?)\n?```\Z", re.DOTALL)
+
+
+def resolve_path(path: str, root: str | None) -> Path:
+    """Where a dataset file is: in the package for root=embedded, under `root` when given, else as written."""
+    if root == EMBEDDED:
+        return Path(str(resources.files("judgebias") / "datasets" / path))
+    if os.path.isabs(path):
+        return Path(path)
+    if root is None:
+        here = Path(path).expanduser()
+        if not here.exists() and "JUDGEBIAS_DATA_ROOT" not in os.environ:
+            raise UserError(
+                f"looked for {str(here.absolute())!r} and JUDGEBIAS_DATA_ROOT is not set: point it at the folder "
+                f"that holds the shared datasets (export JUDGEBIAS_DATA_ROOT=/path/to/shared/data) or pass data.root=..."
+            )
+        return here
+    base = Path(root).expanduser()
+    if not base.is_dir():
+        raise UserError(
+            f"data root {str(base)!r} is not a folder: set JUDGEBIAS_DATA_ROOT to the folder that holds the "
+            f"shared datasets (e.g. export JUDGEBIAS_DATA_ROOT=../shared/data) or pass data.root=..."
+        )
+    return base / path
+
+
+def load_items(path: Path) -> list[Item]:
+    """All items of a JSONL file, or a UserError naming the file, line and field of the first problem."""
+    items: list[Item] = []
+    seen: dict[str, int] = {}
+    for number, record in _records(path):
+        item = _item(record, path, number)
+        if item.id in seen:
+            raise UserError(f"{path}:{number}: field 'id': duplicate id {item.id!r} (first on line {seen[item.id]})")
+        seen[item.id] = number
+        items.append(item)
+    if not items:
+        raise UserError(f"{path}: the dataset is empty: it needs at least one JSON object per line")
+    return items
+
+
+def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, JSON object) for each non-blank line."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such data file (check data.path and data.root)") from None
+    except IsADirectoryError:
+        raise UserError(f"{path}: is a folder, not a JSONL data file (check data.path)") from None
+    for number, line in enumerate(raw.split(b"\n"), start=1):
+        try:
+            text = line.decode("utf-8-sig" if number == 1 else "utf-8")
+        except UnicodeDecodeError as error:
+            raise UserError(
+                f"{path}:{number}: not UTF-8 text (byte {error.start + 1}): save the file as UTF-8"
+            ) from None
+        if not text.strip():
+            continue
+        try:
+            record = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise UserError(f"{path}:{number}: not valid JSON ({error.msg} at column {error.colno})") from None
+        if not isinstance(record, dict):
+            raise UserError(f"{path}:{number}: expected a JSON object, got {type(record).__name__}")
+        yield number, record
+
+
+def _item(record: dict[str, Any], path: Path, number: int) -> Item:
+    """One validated item from one JSON object."""
+
+    def fail(field: str, problem: str) -> UserError:
+        return UserError(f"{path}:{number}: field {field!r}: {problem}")
+
+    def text(field: str, *, required: bool = True, nonblank: bool = False) -> str | None:
+        value = record.get(field)
+        if value is None:
+            if required:
+                raise fail(field, "missing")
+            return None
+        if not isinstance(value, str):
+            raise fail(field, f"must be a string, got {type(value).__name__} {json.dumps(value)[:40]}")
+        if nonblank and not value.strip():
+            raise fail(field, "is empty or only whitespace")
+        return value
+
+    question_field = "question" if "question" in record or "prompt" not in record else "prompt"
+    item_id = text("id", nonblank=True)
+    question = text(question_field, nonblank=True)
+    a, b = text("a"), text("b")
+    human = text("human", required=False)
+    if human is not None and human not in HUMAN_LABELS:
+        raise fail("human", f"must be one of {', '.join(HUMAN_LABELS)} or null, got {human!r}")
+    votes = record.get("human_votes") or []
+    if not isinstance(votes, list) or any(v not in HUMAN_LABELS for v in votes):
+        raise fail("human_votes", f"must be a list of {', '.join(HUMAN_LABELS)}")
+    model_a, model_b = text("model_a", required=False), text("model_b", required=False)
+    known = {"id", question_field, "a", "b", "human", "human_votes", "model_a", "model_b"}
+    assert item_id is not None and question is not None and a is not None and b is not None
+    return Item(
+        id=item_id,
+        question=question,
+        a=a,
+        b=b,
+        human=human,
+        human_votes=tuple(votes),
+        model_a=model_a,
+        model_b=model_b,
+        extra={k: v for k, v in record.items() if k not in known},
+    )
+
+
+def normalize_answer(text: str, *, strip: bool, truncate_words: int | None) -> str:
+    """Strip surrounding whitespace and a whole-answer markdown fence, then cut to `truncate_words` words."""
+    if strip:
+        text = text.strip()
+        fenced = FENCED.match(text)
+        if fenced:
+            text = fenced.group(1).strip()
+    if truncate_words is not None:
+        words = text.split()
+        if len(words) > truncate_words:
+            text = " ".join(words[:truncate_words])
+    return text

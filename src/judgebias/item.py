@@ -1,0 +1,21 @@
+"""The item: one question and two answers to compare, as read from a dataset line. Pure data."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Item:
+    """One pairwise comparison. `a` is ans1 (model 1), `b` is ans2; `extra` keeps every other field."""
+
+    id: str
+    question: str
+    a: str
+    b: str
+    human: str | None = None  # "1" | "2" | "tie"
+    human_votes: tuple[str, ...] = ()
+    model_a: str | None = None
+    model_b: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)

@@ -1,0 +1,285 @@
+"""The live judge: any OpenAI-compatible endpoint through the official `openai` SDK, with retries in one place.
+
+The SDK is imported only when the first live call is made, so a run answered from the cache starts fast. The
+SDK's own retries are off (max_retries=0): tenacity owns them, so attempts are bounded in one place and a
+server's Retry-After is honoured (never retried sooner than asked), shared by all workers.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import os
+import random
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
+
+from judgebias.config import JudgeConfig, RubricConfig
+from judgebias.errors import FatalJudgeError, UserError
+from judgebias.judges import Reply, Request
+from judgebias.parsing import parse_reply
+from judgebias.ratelimit import Pacer
+
+OPENAI_ENDPOINT = "https://api.openai.com/v1"
+TOP_LOGPROBS = 5
+
+
+class TruncatedReply(Exception):
+    """The reply hit max_tokens before a readable verdict (finish_reason "length"): worth one more try."""
+
+    def __init__(self, reply: Reply) -> None:
+        super().__init__("the reply was cut off (finish_reason=length) before a readable verdict")
+        self.reply = reply
+
+
+class OpenAIJudge:
+    """A judge behind an OpenAI-compatible chat-completions endpoint."""
+
+    cacheable = True
+
+    def __init__(self, config: JudgeConfig, rubric: RubricConfig) -> None:
+        if not config.model:
+            raise UserError(f"judge {config.name!r} needs judge.model (the model id the endpoint serves)")
+        self.config = config
+        self.rubric = rubric
+        self.endpoint = config.base_url or OPENAI_ENDPOINT
+        self.pacer = Pacer(config.requests_per_minute, config.tokens_per_minute)
+        self.retries = 0  # retries made so far, for the progress line
+        self._client: Any = None
+        self._lock = threading.Lock()
+
+    def cache_request(self, messages: list[dict[str, str]]) -> dict[str, Any]:
+        """Everything that decides the reply, for the cache key: never the key, timeouts or retry counts."""
+        return {
+            "endpoint": self.endpoint.rstrip("/"),
+            "model": self.config.model,
+            "messages": messages,
+            "temperature": self.config.temperature,
+            "max_tokens": self.config.max_tokens,
+            "seed": self.config.seed,
+            "top_p": self.config.top_p,
+            "logprobs": self.config.logprobs,
+        }
+
+    def check_key(self) -> None:
+        """Stop before any call when the key's env var is unset."""
+        name = self.config.api_key_env
+        if name and not os.environ.get(name):
+            raise UserError(
+                f"judge {self.config.name!r} needs {name} in the environment (or run judge=longer offline, "
+                f"or rerun from a warm cache)"
+            )
+
+    def _openai(self) -> Any:
+        with self._lock:
+            if self._client is None:
+                import openai
+
+                name = self.config.api_key_env
+                self._client = openai.OpenAI(
+                    base_url=self.endpoint,
+                    api_key=(lambda: os.environ.get(name, "")) if name else "no-key",
+                    timeout=self.config.timeout,
+                    max_retries=0,
+                )
+            return self._client
+
+    def complete(self, request: Request) -> Reply:
+        """One call with bounded retries; a permanent error raises FatalJudgeError at once."""
+        client = self._openai()
+        params: dict[str, Any] = {
+            "model": self.config.model,
+            "messages": request.messages,
+            "temperature": self.config.temperature,
+            "max_tokens": self.config.max_tokens,
+        }
+        if self.config.seed is not None:
+            params["seed"] = self.config.seed
+        if self.config.top_p is not None:
+            params["top_p"] = self.config.top_p
+        if self.config.logprobs:
+            params.update(logprobs=True, top_logprobs=TOP_LOGPROBS)
+        labels = (request.view.label_first, request.view.label_second, self.rubric.tie_label)
+        estimate = sum(len(m["content"]) for m in request.messages) // 4 + self.config.max_tokens
+
+        def attempt() -> Reply:
+            self.pacer.wait(estimate)
+            response = client.chat.completions.create(**params)
+            reply = _reply(response, labels)
+            if reply.finish_reason == "length" and self._unreadable(reply, request):
+                raise TruncatedReply(reply)
+            return reply
+
+        try:
+            return call_with_retries(attempt, self.config, self.pacer, self._count_retry, self.describe)
+        except TruncatedReply as truncated:
+            return truncated.reply
+
+    def _unreadable(self, reply: Reply, request: Request) -> bool:
+        labels = (request.view.label_first, request.view.label_second)
+        verdict = parse_reply(reply.text, style=self.rubric.parser, labels=labels, tie_label=self.rubric.tie_label)
+        return verdict == "invalid"
+
+    def _count_retry(self) -> None:
+        with self._lock:
+            self.retries += 1
+
+    def describe(self) -> str:
+        """The judge and endpoint, for error messages (never the key)."""
+        return f"judge {self.config.name!r} ({self.config.model} at {self.endpoint})"
+
+
+def call_with_retries(
+    attempt: Callable[[], Reply],
+    config: JudgeConfig,
+    pacer: Pacer,
+    on_retry: Callable[[], None],
+    describe: Callable[[], str],
+) -> Reply:
+    """The one retry policy: transient errors retried with backoff (or the server's Retry-After), permanent ones not."""
+    backoff = wait_random_exponential(multiplier=config.retry_backoff, max=config.retry_backoff_max)
+
+    def wait(state: RetryCallState) -> float:
+        error = state.outcome.exception() if state.outcome else None
+        asked = retry_after(error)
+        if asked is not None:
+            pacer.pause_all(asked)  # every worker waits, not just this one
+            return asked + random.uniform(0, 0.05 + 0.1 * asked)  # never sooner than asked; spread the retries
+        return float(backoff(state))
+
+    def before_sleep(state: RetryCallState) -> None:
+        on_retry()
+
+    retrying = Retrying(
+        retry=retry_if_exception(is_transient),
+        wait=wait,
+        stop=stop_after_attempt(config.max_retries + 1),
+        before_sleep=before_sleep,
+        reraise=True,
+    )
+    try:
+        return retrying(attempt)
+    except Exception as error:
+        if is_permanent(error):
+            raise FatalJudgeError(f"{describe()}: {explain(error)}") from None
+        raise
+
+
+def is_transient(error: BaseException) -> bool:
+    """Worth retrying: rate limits (not an exhausted quota), 5xx, timeouts, dropped connections, a cut-off reply."""
+    import openai
+
+    if isinstance(error, TruncatedReply | openai.APIConnectionError):  # includes APITimeoutError
+        return True
+    if isinstance(error, openai.APIStatusError):
+        if is_permanent(error):
+            return False
+        return error.status_code in (408, 409, 425, 429) or error.status_code >= 500
+    return False
+
+
+def is_permanent(error: BaseException) -> bool:
+    """Retrying cannot help: bad key, no permission, unknown model, bad or too large request, exhausted quota."""
+    import openai
+
+    if not isinstance(error, openai.APIStatusError):
+        return False
+    if error.status_code == 429:
+        return _error_code(error) == "insufficient_quota"
+    return error.status_code in (400, 401, 403, 404, 413, 422)
+
+
+def explain(error: BaseException) -> str:
+    """A one-line reason from an SDK error, without the request (which holds the Authorization header)."""
+    import openai
+
+    if isinstance(error, openai.APIStatusError):
+        code = _error_code(error)
+        message = getattr(error, "message", "") or ""
+        hint = {
+            401: "the API key was refused: check the key in the judge's api_key_env variable",
+            403: "the key has no permission for this model",
+            404: "unknown model or endpoint: check judge.model and judge.base_url",
+            413: "the request is too large: lower data.normalize.truncate_words or use a larger-context model",
+            429: "the account's quota is exhausted: add credit or use another key",
+        }.get(error.status_code, "")
+        parts = [f"HTTP {error.status_code}"] + ([code] if code else []) + [message.splitlines()[0][:200]]
+        return " ".join(p for p in parts if p) + (f" ({hint})" if hint else "")
+    if isinstance(error, openai.APITimeoutError):
+        return "timed out (raise judge.timeout or lower max_concurrency)"
+    if isinstance(error, openai.APIConnectionError):
+        return "could not connect (is the server running? check judge.base_url)"
+    return f"{type(error).__name__}: {str(error).splitlines()[0][:200] if str(error) else ''}"
+
+
+def retry_after(error: BaseException | None) -> float | None:
+    """Seconds the server asked us to wait (retry-after-ms or retry-after), if it said."""
+    response = getattr(error, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    milliseconds = headers.get("retry-after-ms")
+    if milliseconds:
+        try:
+            return max(0.0, float(milliseconds) / 1000.0)
+        except ValueError:
+            pass
+    seconds = headers.get("retry-after")
+    if not seconds:
+        return None
+    try:
+        return max(0.0, float(seconds))
+    except ValueError:
+        date = email.utils.parsedate_to_datetime(seconds)
+        return max(0.0, date.timestamp() - time.time()) if date else None
+
+
+def _error_code(error: Any) -> str | None:
+    body = getattr(error, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and isinstance(inner.get("code"), str):
+            return str(inner["code"])
+    code = getattr(error, "code", None)
+    return code if isinstance(code, str) else None
+
+
+def _reply(response: Any, labels: tuple[str, str, str]) -> Reply:
+    """The reply text, usage, reported model and label probabilities of one ChatCompletion."""
+    choice = response.choices[0] if response.choices else None
+    usage = getattr(response, "usage", None)
+    return Reply(
+        text=choice.message.content if choice is not None else None,
+        prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+        completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+        model=getattr(response, "model", None),
+        finish_reason=getattr(choice, "finish_reason", None),
+        probs=_label_probs(getattr(choice, "logprobs", None), labels),
+    )
+
+
+def _label_probs(logprobs: Any, labels: tuple[str, str, str]) -> dict[str, float] | None:
+    """Probability of each label at the first reply token that is a label, from top_logprobs (None if absent)."""
+    import math
+
+    content = getattr(logprobs, "content", None)
+    if not content:
+        return None
+    wanted = {label.lower(): label for label in labels}
+    for token in content:
+        if _bare(token.token) not in wanted:
+            continue
+        probs: dict[str, float] = {}
+        for alternative in token.top_logprobs or []:
+            label = wanted.get(_bare(alternative.token))
+            if label is not None:
+                probs[label] = probs.get(label, 0.0) + math.exp(alternative.logprob)
+        return probs or None
+    return None
+
+
+def _bare(token: str) -> str:
+    return token.strip().strip("[]()*.:\"'").lower()

@@ -1,0 +1,360 @@
+"""Files a run writes and the summary it prints. Field names here are a contract other tools read.
+
+verdicts.jsonl is streamed to `verdicts.jsonl.part` as items are decided and renamed when the run completes, so
+a finished run's files are whole and an interrupted run's partial file says what it is.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import hashlib
+import json
+import os
+import platform
+import subprocess
+import sys
+from collections.abc import Iterable
+from importlib import metadata
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from omegaconf import OmegaConf
+
+from judgebias.item import Item
+from judgebias.record import CallResult, ItemResult
+
+if TYPE_CHECKING:
+    from judgebias.cache import ReplyCache
+    from judgebias.config import Config
+    from judgebias.judges import Request
+    from judgebias.runner import Judging
+
+PACKAGES = ("judgebias", "hydra-core", "omegaconf", "openai", "tenacity", "diskcache", "numpy")
+
+
+def write_json(path: Path, value: Any) -> None:
+    """Write JSON atomically (a temp file renamed), so a reader never sees half a file."""
+    temp = path.with_name(path.name + ".tmp")
+    temp.write_text(json.dumps(value, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(temp, path)
+
+
+class VerdictWriter:
+    """Streams one verdicts.jsonl line per item, in dataset order, as items are decided."""
+
+    def __init__(self, out_dir: Path, *, ensemble: bool) -> None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        self.final = out_dir / "verdicts.jsonl"
+        self.partial = out_dir / "verdicts.jsonl.part"
+        self.ensemble = ensemble
+        self.file = self.partial.open("w", encoding="utf-8")
+
+    def write(self, item: Item, rows: dict[str, ItemResult]) -> None:
+        """One item's line: the judge's row, or the ensemble's row with every judge's calls inside."""
+        if not self.ensemble:
+            (row,) = rows.values()
+            line = verdict_line(item, row)
+        else:
+            from judgebias.metrics import ensemble_results
+
+            (combined,) = ensemble_results({name: [row] for name, row in rows.items()})
+            line = verdict_line(item, combined, with_calls=False)
+            line["judges"] = {name: _calls_fields(row) | {"verdict": row.verdict} for name, row in rows.items()}
+        self.file.write(json.dumps(line, ensure_ascii=False) + "\n")
+
+    def commit(self) -> None:
+        """The run completed: the file becomes verdicts.jsonl."""
+        self.file.close()
+        os.replace(self.partial, self.final)
+
+    def abandon(self) -> None:
+        """The run stopped early: keep what was decided in verdicts.jsonl.part."""
+        self.file.close()
+
+
+def verdict_line(item: Item, row: ItemResult, *, with_calls: bool = True) -> dict[str, Any]:
+    """The verdicts.jsonl object for one item."""
+    line: dict[str, Any] = {
+        "id": row.id,
+        "verdict": row.verdict,
+        "call1": row.call1,
+        "call2": row.call2,
+        "consistent": row.consistent,
+    }
+    if with_calls:
+        line |= _calls_fields(row)
+    if item.human is not None:
+        line["human"] = item.human
+    if item.human_votes:
+        line["human_votes"] = list(item.human_votes)
+    if item.model_a is not None or item.model_b is not None:
+        line |= {"model_a": item.model_a, "model_b": item.model_b}
+    line |= {"chars_a": row.chars_a, "chars_b": row.chars_b, "words_a": row.words_a, "words_b": row.words_b}
+    if row.soft is not None:
+        line["soft"] = row.soft
+    return line
+
+
+def _calls_fields(row: ItemResult) -> dict[str, Any]:
+    """raw1/raw2, cached1/cached2, and errors, probabilities and random tags where present."""
+    fields: dict[str, Any] = {"call1": row.call1, "call2": row.call2, "consistent": row.consistent}
+    for index, call in enumerate(_padded(row.calls), start=1):
+        fields[f"raw{index}"] = call.raw if call else None
+        fields[f"cached{index}"] = call.cached if call else None
+        if call and call.error:
+            fields[f"error{index}"] = call.error
+        if call and call.probs:
+            fields[f"probs{index}"] = call.probs
+        if call and call.tag_first:
+            fields[f"labels{index}"] = [call.tag_first, call.tag_second]
+    return fields
+
+
+def _padded(calls: tuple[CallResult, ...]) -> list[CallResult | None]:
+    return [*calls, None][:2] if len(calls) < 2 else list(calls[:2])
+
+
+def build_summary(
+    config: Config,
+    judgings: list[Judging],
+    per_judge: dict[str, list[ItemResult]],
+    items: list[Item],
+    notes: list[str],
+    failures: int,
+    elapsed: float,
+) -> dict[str, Any]:
+    """summary.json: the run's identity, then every figure, then cost and notes."""
+    from judgebias.runner import summarize_run
+
+    identity: dict[str, Any] = {
+        "status": "errors" if failures else "ok",
+        "judge": judgings[0].name if len(judgings) == 1 else "ensemble",
+        "rubric": config.rubric.name,
+        "data": config.data.name,
+    }
+    if len(judgings) > 1:
+        identity["ensemble"] = [j.name for j in judgings]
+    summary = identity | summarize_run(config, per_judge)
+    cost, saved = 0.0, 0.0
+    models: set[str] = set()
+    for judging in judgings:
+        price_in = judging.config.price_input_per_mtok / 1e6
+        price_out = judging.config.price_output_per_mtok / 1e6
+        for row in per_judge[judging.name]:
+            for call in row.calls:
+                amount = call.prompt_tokens * price_in + call.completion_tokens * price_out
+                if call.cached:
+                    saved += amount
+                else:
+                    cost += amount
+                if call.model:
+                    models.add(call.model)
+    summary |= {
+        "cost_usd": round(cost, 6),
+        "saved_usd": round(saved, 6),
+        "models_reported": sorted(models),
+        "normalization": dataclasses.asdict(config.data.normalize),
+        "labels": config.rubric.labels,
+        "failed_calls": failures,
+        "judging_seconds": round(elapsed, 3),
+        "notes": notes + ([summary["position_consistency_note"]] if summary.get("position_consistency_note") else []),
+    }
+    return summary
+
+
+def write_run(
+    out_dir: Path,
+    config: Config,
+    summary: dict[str, Any],
+    per_judge: dict[str, list[ItemResult]],
+    judgings: list[Judging],
+) -> None:
+    """summary.json, ratings.csv (when several models were compared), provenance.json and report.html."""
+    from judgebias.runner import ratings_for
+
+    write_json(out_dir / "summary.json", summary)
+    ratings = ratings_for(per_judge, config)
+    if ratings:
+        write_ratings(out_dir / "ratings.csv", ratings)
+    write_json(out_dir / "provenance.json", provenance(config, summary))
+    if config.report:
+        from judgebias.report import write_report
+
+        write_report(out_dir, summary, ratings)
+
+
+def write_ratings(path: Path, ratings: Iterable[dict[str, Any]]) -> None:
+    """ratings.csv: model, rating, low, high, rank (and n, the items the model appears in)."""
+    with path.open("w", newline="", encoding="utf-8") as file:
+        writer = csv.DictWriter(file, fieldnames=["model", "rating", "low", "high", "rank", "n"], extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(ratings)
+
+
+def config_hash(config: Config) -> str:
+    """A hash of what defines the experiment (judges, rubric, data), to tell runs of the same setup apart."""
+    from judgebias.runner import judges_of
+
+    plain = {
+        "judges": {name: dataclasses.asdict(judge) for name, judge in judges_of(config).items()},
+        "rubric": dataclasses.asdict(config.rubric),
+        "data": dataclasses.asdict(config.data),
+    }
+    return hashlib.sha256(json.dumps(plain, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def provenance(config: Config, summary: dict[str, Any]) -> dict[str, Any]:
+    """Where the numbers came from: resolved config (it holds env var names, never keys), versions, git revision."""
+    versions: dict[str, str | None] = {}
+    for package in PACKAGES:
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = None
+    return {
+        "config": OmegaConf.to_container(OmegaConf.structured(config), resolve=True),
+        "config_hash": config_hash(config),
+        "models_reported": summary.get("models_reported", []),
+        "python": platform.python_version(),
+        "packages": versions,
+        "git_revision": _git_revision(),
+        "argv": sys.argv[1:],
+    }
+
+
+def _git_revision() -> str | None:
+    """The project's git revision when run from a checkout (None elsewhere)."""
+    try:
+        here = Path(__file__).resolve().parent
+        result = subprocess.run(
+            ["git", "-C", str(here), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return result.stdout.strip() or None if result.returncode == 0 else None
+
+
+def dry_run_estimate(
+    config: Config,
+    judgings: list[Judging],
+    items: list[Item],
+    requests: Iterable[tuple[Judging, Item, Request]],
+    cache: ReplyCache,
+) -> dict[str, Any]:
+    """Calls that would go live (cache misses), estimated tokens and cost; nothing is called."""
+    from judgebias.cache import call_key
+
+    per_judge: dict[str, dict[str, Any]] = {
+        j.name: {"calls": 0, "calls_live": 0, "calls_cached": 0, "prompt_tokens_est": 0, "cost_usd_est": 0.0}
+        for j in judgings
+    }
+    seen: set[str] = set()
+    for judging, _item, request in requests:
+        entry = per_judge[judging.name]
+        entry["calls"] += 1
+        tokens = sum(len(m["content"]) for m in request.messages) // 4 + 4 * len(request.messages)
+        backend = judging.backend
+        if backend.cacheable:
+            key = call_key(backend.cache_request(request.messages))  # type: ignore[attr-defined]
+            if key in seen or cache.get(key) is not None:
+                entry["calls_cached"] += 1
+                continue
+            seen.add(key)
+        entry["calls_live"] += 1
+        entry["prompt_tokens_est"] += tokens
+        entry["cost_usd_est"] += (
+            tokens * judging.config.price_input_per_mtok
+            + judging.config.max_tokens * judging.config.price_output_per_mtok
+        ) / 1e6
+    return {
+        "dry_run": True,
+        "judge": judgings[0].name if len(judgings) == 1 else "ensemble",
+        "rubric": config.rubric.name,
+        "data": config.data.name,
+        "n_items": len(items),
+        "calls_total": sum(e["calls"] for e in per_judge.values()),
+        "calls_live": sum(e["calls_live"] for e in per_judge.values()),
+        "calls_cached": sum(e["calls_cached"] for e in per_judge.values()),
+        "prompt_tokens_est": sum(e["prompt_tokens_est"] for e in per_judge.values()),
+        "cost_usd_est": round(sum(e["cost_usd_est"] for e in per_judge.values()), 6),
+        "judges": per_judge,
+    }
+
+
+def format_dry_run(estimate: dict[str, Any]) -> str:
+    """The dry run's one-screen account."""
+    return (
+        f"dry run: {estimate['judge']} / {estimate['rubric']} / {estimate['data']}: {estimate['n_items']} items, "
+        f"{estimate['calls_total']} calls: {estimate['calls_live']} would go live, {estimate['calls_cached']} cached; "
+        f"about {estimate['prompt_tokens_est']} prompt tokens, about ${estimate['cost_usd_est']:.4f}. Nothing was called."
+    )
+
+
+def _pct(value: Any) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}%"
+
+
+def _ci(summary: dict[str, Any], name: str) -> str:
+    interval = (summary.get("ci") or {}).get(name)
+    if not interval or interval[0] is None:
+        return ""
+    return f" [{100 * interval[0]:.1f}, {100 * interval[1]:.1f}]"
+
+
+def format_summary(summary: dict[str, Any]) -> str:
+    """The clean one-screen summary printed at the end of a run."""
+    s = summary
+    lines = [
+        f"judgebias  judge={s['judge']}  rubric={s['rubric']}  data={s['data']}  status={s['status']}",
+        f"  items: {s['n_items']}   wins/ties/losses of a: {s['wins']}/{s['ties']}/{s['losses']}",
+        f"  win_rate: {_pct(s['win_rate'])}{_ci(s, 'win_rate')}   "
+        f"consistent-only: {_pct(s.get('win_rate_consistent'))}   pooled: {_pct(s.get('win_rate_pooled'))}",
+        f"  position_consistency: {_pct(s['position_consistency'])}{_ci(s, 'position_consistency')}   "
+        f"biased_first: {_pct(s['biased_first'])}   biased_second: {_pct(s['biased_second'])}",
+    ]
+    if s.get("first_position_p") is not None:
+        lines.append(
+            f"  position preference: score {s['preference_score']:+.2f} (negative = first slot), "
+            f"sign test p = {s['first_position_p']:.3g} on {s.get('first_position_n')} position-following items"
+        )
+    if s.get("length_controlled_win_rate") is not None or s.get("longer_wins") is not None:
+        lines.append(
+            f"  length: longer answer wins {_pct(s.get('longer_wins'))} of decisive verdicts; "
+            f"length-controlled win_rate {_pct(s.get('length_controlled_win_rate'))}"
+        )
+    if "human_agreement" in s:
+        lines.append(
+            f"  human_agreement: {_pct(s['human_agreement'])}{_ci(s, 'human_agreement')} on {s['human_agreement_n']} "
+            f"labelled items   decisive-only: {_pct(s.get('human_agreement_decisive'))}   kappa: "
+            + ("n/a" if s.get("cohen_kappa") is None else f"{s['cohen_kappa']:.2f}")
+        )
+        if s.get("human_human_agreement") is not None:
+            lines.append(
+                f"  vs a random human vote: {_pct(s.get('human_vote_agreement'))} "
+                f"(human-human ceiling {_pct(s['human_human_agreement'])})"
+            )
+    if s.get("soft_win_rate") is not None:
+        lines.append(f"  soft_win_rate: {_pct(s['soft_win_rate'])}")
+    lines.append(
+        f"  calls_total: {s['calls_total']}   calls_live: {s['calls_live']}   calls_cached: {s['calls_cached']}   "
+        f"invalid replies: {s['n_invalid']}   failed calls: {s['failed_calls']}"
+    )
+    lines.append(
+        f"  tokens: {s['prompt_tokens']} in / {s['completion_tokens']} out   cost_usd: {s['cost_usd']:.4f}   "
+        f"saved_usd: {s['saved_usd']:.4f}"
+    )
+    for judge, figures in (s.get("judges") or {}).items():
+        lines.append(
+            f"  - {judge}: win_rate {_pct(figures['win_rate'])}  consistency {_pct(figures['position_consistency'])}  "
+            f"first {_pct(figures['biased_first'])}  second {_pct(figures['biased_second'])}"
+        )
+    for note in s.get("notes", []):
+        lines.append(f"  note: {note}")
+    if s.get("agreement_warning"):
+        lines.append(f"  WARNING: {s.get('agreement_message')}")
+    return "\n".join(lines)

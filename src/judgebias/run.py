@@ -1,0 +1,102 @@
+"""Command line: `python -m judgebias.run [overrides]`. Converts the Hydra config and calls run_experiment.
+
+Everything a user can get wrong ends here as one line on stderr and a non-zero exit, never a traceback. In a
+multirun a failing job records its failure in its own summary.json and returns, so the other jobs and the
+end-of-sweep table still happen.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+import hydra
+from hydra.core.hydra_config import HydraConfig
+from hydra.types import RunMode
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
+
+from judgebias.config import Config, register_schemas
+from judgebias.errors import UserError
+from judgebias.output import write_json
+
+EXIT_CALLS_FAILED = 1
+EXIT_USER_ERROR = 2
+EXIT_INTERRUPTED = 130
+
+
+def to_config(cfg: DictConfig) -> Config:
+    """The typed Config of a composed Hydra config, or a UserError naming the key that is missing."""
+    try:
+        config = OmegaConf.to_object(cfg)
+    except MissingMandatoryValue as error:
+        key = error.full_key or "a key"
+        raise UserError(f"{key} is required: pass {key}=... on the command line") from None
+    except OmegaConfBaseException as error:
+        raise UserError(f"config error: {str(error).splitlines()[0]}") from None
+    assert isinstance(config, Config)
+    return config
+
+
+def job(cfg: DictConfig) -> int:
+    """One Hydra job: run the experiment into Hydra's output directory; return the exit code."""
+    from judgebias.runner import run_experiment
+
+    out_dir = Path(HydraConfig.get().runtime.output_dir)
+    for noisy in ("httpx2", "httpx", "openai"):  # one INFO line per request would bury the summary
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    try:
+        summary = run_experiment(to_config(cfg), out_dir)
+    except UserError as error:
+        print(f"judgebias: error: {error}", file=sys.stderr)
+        write_json(out_dir / "summary.json", _failure(cfg, str(error)))
+        return EXIT_USER_ERROR
+    except KeyboardInterrupt:
+        print(
+            "\njudgebias: interrupted: every reply received so far is in the cache; rerun the same command to resume",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
+    if summary.get("failed_calls"):
+        print(
+            f"judgebias: {summary['failed_calls']} calls failed after their retries "
+            f"(errors_call1={summary.get('errors_call1')}, errors_call2={summary.get('errors_call2')}; reasons in "
+            f"verdicts.jsonl); rerun the same command to retry only those",
+            file=sys.stderr,
+        )
+        return EXIT_CALLS_FAILED
+    return 0
+
+
+def _failure(cfg: DictConfig, message: str) -> dict[str, Any]:
+    """The summary.json of a job that could not run, so a sweep's table still lists it."""
+
+    def name(group: str) -> Any:
+        return OmegaConf.select(cfg, f"{group}.name", default=None, throw_on_missing=False)
+
+    return {
+        "status": "failed",
+        "error": message,
+        "judge": name("judge"),
+        "rubric": name("rubric"),
+        "data": name("data"),
+    }
+
+
+@hydra.main(version_base="1.3", config_path="pkg://judgebias.conf", config_name="config")
+def _entry(cfg: DictConfig) -> None:
+    code = job(cfg)
+    if code and HydraConfig.get().mode != RunMode.MULTIRUN:
+        sys.exit(code)
+
+
+def main() -> None:
+    """Console entry point (also `python -m judgebias.run`)."""
+    register_schemas()
+    _entry()
+
+
+if __name__ == "__main__":
+    main()

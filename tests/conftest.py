@@ -1,0 +1,114 @@
+"""Shared fixtures: the shared real data, a local OpenAI-compatible server, and the CLI as a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from judgebias.devserver import RunningServer, ServerOptions, start_server
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def shared_data_root() -> Path | None:
+    """The shared datasets: $JUDGEBIAS_DATA_ROOT, else ../shared/data beside the project."""
+    candidates = [os.environ.get("JUDGEBIAS_DATA_ROOT"), str(REPO.parent / "shared" / "data")]
+    for candidate in candidates:
+        if candidate and (Path(candidate) / "mtbench-human" / "items.jsonl").exists():
+            return Path(candidate)
+    return None
+
+
+@pytest.fixture
+def data_root() -> Path:
+    """The shared real data folder (tests that need it skip with the reason when it is absent)."""
+    root = shared_data_root()
+    if root is None:
+        pytest.skip("shared data not found: set JUDGEBIAS_DATA_ROOT to the shared/data folder")
+    return root
+
+
+@pytest.fixture
+def server() -> Iterator[Callable[..., RunningServer]]:
+    """Start local OpenAI-compatible servers on 127.0.0.1 with the given options; all stopped afterwards."""
+    started: list[RunningServer] = []
+
+    def start(**options: Any) -> RunningServer:
+        running = start_server(ServerOptions(**options))
+        started.append(running)
+        return running
+
+    yield start
+    for running in started:
+        running.stop()
+
+
+class Cli:
+    """`python -m judgebias.run` in a subprocess, with its own cache and output folders under tmp_path."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.tmp_path = tmp_path
+        self.cache_dir = tmp_path / "cache"
+        self.runs = 0
+        self.env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "HYDRA_FULL_ERROR")}
+        root = shared_data_root()
+        if root is not None:
+            self.env["JUDGEBIAS_DATA_ROOT"] = str(root)
+
+    def __call__(self, *overrides: str, env: dict[str, str] | None = None, timeout: float = 240) -> Result:
+        """Run once into a fresh run folder; return exit code, output and the run folder."""
+        self.runs += 1
+        run_dir = self.tmp_path / f"run{self.runs}"
+        args = [sys.executable, "-m", "judgebias.run", f"cache.dir={self.cache_dir}"]
+        if "-m" not in overrides:
+            args.append(f"hydra.run.dir={run_dir}")
+        else:
+            args.append(f"hydra.sweep.dir={run_dir}")
+        completed = subprocess.run(
+            [*args, *overrides],
+            cwd=self.tmp_path,
+            env=self.env | (env or {}),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+        return Result(completed.returncode, completed.stdout, completed.stderr, run_dir)
+
+
+class Result:
+    """What one CLI run left behind."""
+
+    def __init__(self, code: int, stdout: str, stderr: str, run_dir: Path) -> None:
+        self.code, self.stdout, self.stderr, self.run_dir = code, stdout, stderr, run_dir
+
+    def summary(self) -> dict[str, Any]:
+        """The run's summary.json."""
+        return json.loads((self.run_dir / "summary.json").read_text(encoding="utf-8"))
+
+    def verdicts(self) -> list[dict[str, Any]]:
+        """The run's verdicts.jsonl lines."""
+        lines = (self.run_dir / "verdicts.jsonl").read_text(encoding="utf-8").splitlines()
+        return [json.loads(line) for line in lines]
+
+    def __repr__(self) -> str:
+        return f"Result(code={self.code}, stdout={self.stdout[-2000:]!r}, stderr={self.stderr[-2000:]!r})"
+
+
+@pytest.fixture
+def cli(tmp_path: Path) -> Cli:
+    """Run the CLI as a user would, isolated from the user's cache and key."""
+    return Cli(tmp_path)
+
+
+def write_items(path: Path, items: list[dict[str, Any]]) -> Path:
+    """Write a JSONL dataset for a test."""
+    path.write_text("".join(json.dumps(item, ensure_ascii=False) + "\n" for item in items), encoding="utf-8")
+    return path
