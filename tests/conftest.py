@@ -66,11 +66,10 @@ class Cli:
         """Run once into a fresh run folder; return exit code, output and the run folder."""
         self.runs += 1
         run_dir = self.tmp_path / f"run{self.runs}"
-        args = [sys.executable, "-m", "judgebias.run", f"cache.dir={self.cache_dir}"]
-        if "-m" not in overrides:
-            args.append(f"hydra.run.dir={run_dir}")
-        else:
-            args.append(f"hydra.sweep.dir={run_dir}")
+        multirun = "-m" in overrides
+        overrides = tuple(o for o in overrides if o != "-m")
+        args = [sys.executable, "-m", "judgebias.run", *(["-m"] if multirun else [])]
+        args += [f"cache.dir={self.cache_dir}", f"hydra.{'sweep' if multirun else 'run'}.dir={run_dir}"]
         completed = subprocess.run(
             [*args, *overrides],
             cwd=self.tmp_path,
