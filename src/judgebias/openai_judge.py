@@ -35,6 +35,10 @@ class TruncatedReply(Exception):
         self.reply = reply
 
 
+class CallFailed(Exception):
+    """A call that still failed after its retries; the run records it as an explicit error and goes on."""
+
+
 class OpenAIJudge:
     """A judge behind an OpenAI-compatible chat-completions endpoint."""
 
@@ -48,6 +52,7 @@ class OpenAIJudge:
         self.endpoint = config.base_url or OPENAI_ENDPOINT
         self.pacer = Pacer(config.requests_per_minute, config.tokens_per_minute)
         self.retries = 0  # retries made so far, for the progress line
+        self.reached = False  # some call has been answered: a later connection error is not "endpoint down"
         self._client: Any = None
         self._lock = threading.Lock()
 
@@ -114,9 +119,21 @@ class OpenAIJudge:
             return reply
 
         try:
-            return call_with_retries(attempt, self.config, self.pacer, self._count_retry, self.describe)
+            reply = call_with_retries(attempt, self.config, self.pacer, self._count_retry, self.describe)
         except TruncatedReply as truncated:
             return truncated.reply
+        except FatalJudgeError:
+            raise
+        except Exception as error:
+            import openai
+
+            attempts = self.config.max_retries + 1
+            if isinstance(error, openai.APIConnectionError) and not self.reached:
+                # Nothing has ever come back: the endpoint is down or wrong, and every other call would fail too.
+                raise FatalJudgeError(f"{self.describe()}: {explain(error)}, {attempts} attempts") from None
+            raise CallFailed(f"{explain(error)} (after {attempts} attempts)") from None
+        self.reached = True
+        return reply
 
     def _unreadable(self, reply: Reply, request: Request) -> bool:
         labels = (request.view.label_first, request.view.label_second)

@@ -1,0 +1,238 @@
+"""Numeric primitives behind the run summary: item bootstrap, exact binomial test, logistic fit,
+Bradley–Terry strengths, Cohen's kappa, Pearson correlation.
+
+Pure numpy and the standard library; no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from fractions import Fraction
+
+import numpy as np
+from numpy.typing import NDArray
+
+FloatArray = NDArray[np.float64]
+
+# Cells of one resample-by-item count block: bounds memory (32 MB of float64) whatever the item count.
+_BLOCK_CELLS = 4_000_000
+# Up to this n the two-sided test at p = 0.5 is summed exactly in integers; above it, in log space.
+_EXACT_BINOMIAL_MAX_N = 2000
+
+
+def bootstrap_counts(n: int, resamples: int, seed: int) -> Iterator[FloatArray]:
+    """Yield blocks of item multiplicities (rows: resamples, columns: items) of a seeded item bootstrap."""
+    # Each resample draws n item indices with replacement from default_rng(seed) (a resamples x n index
+    # matrix, generated block by block); a statistic that is a sum over items is then counts @ per_item.
+    # The block size depends on n only, so the same (n, resamples, seed) always yields the same numbers.
+    if n <= 0 or resamples <= 0:
+        return
+    rng = np.random.default_rng(seed)
+    rows = max(1, min(resamples, _BLOCK_CELLS // n))
+    done = 0
+    while done < resamples:
+        block = min(rows, resamples - done)
+        index = rng.integers(0, n, size=(block, n))
+        flat = (index + (np.arange(block, dtype=np.int64) * n)[:, None]).ravel()
+        counts = np.bincount(flat, minlength=block * n).reshape(block, n)
+        yield counts.astype(np.float64)
+        done += block
+
+
+def percentile_interval(values: FloatArray, level: float = 0.95) -> list[float] | None:
+    """The percentile interval [low, high] of bootstrap replicates, ignoring undefined (NaN) replicates."""
+    finite = values[np.isfinite(values)]
+    if finite.size == 0:
+        return None
+    tail = 100.0 * (1.0 - level) / 2.0
+    low, high = np.percentile(finite, [tail, 100.0 - tail])
+    return [float(low), float(high)]
+
+
+def ratio(numerator: FloatArray, denominator: FloatArray) -> FloatArray:
+    """Elementwise numerator / denominator with NaN where the denominator is 0 (an undefined replicate)."""
+    out = np.full(np.shape(numerator), np.nan, dtype=np.float64)
+    np.divide(numerator, denominator, out=out, where=denominator > 0)
+    return out
+
+
+def binomial_two_sided_p(k: int, n: int, p: float = 0.5) -> float:
+    """Exact two-sided binomial test: P(an outcome no more likely than k successes in n trials)."""
+    if not 0 <= k <= n:
+        raise ValueError(f"binomial test needs 0 <= k <= n, got k={k}, n={n}")
+    if not 0.0 < p < 1.0:
+        raise ValueError(f"binomial test needs 0 < p < 1, got p={p}")
+    if n == 0:
+        return 1.0
+    if p == 0.5 and n <= _EXACT_BINOMIAL_MAX_N:
+        # Symmetric case: outcomes no more likely than k are those at most min(k, n-k) from either end.
+        tail = min(k, n - k)
+        coefficient, below = 1, 0
+        for i in range(tail + 1):
+            below += coefficient
+            coefficient = coefficient * (n - i) // (i + 1)
+        return float(min(Fraction(2 * below, 2**n), Fraction(1)))
+    log_pmf = _binomial_log_pmf(n, p)
+    # A relative tolerance keeps outcomes exactly as likely as k (rounding apart) inside the sum.
+    keep = log_pmf[log_pmf <= log_pmf[k] + 1e-7]
+    top = float(keep.max())
+    return float(min(1.0, math.exp(top) * float(np.exp(keep - top).sum())))
+
+
+def _binomial_log_pmf(n: int, p: float) -> FloatArray:
+    """log P(X = i), i = 0..n, for X ~ Binomial(n, p), from cumulative log binomial coefficients."""
+    i = np.arange(1, n + 1, dtype=np.float64)
+    log_comb = np.concatenate(([0.0], np.cumsum(np.log(n - i + 1.0) - np.log(i))))
+    successes = np.arange(n + 1, dtype=np.float64)
+    out: FloatArray = log_comb + successes * math.log(p) + (n - successes) * math.log1p(-p)
+    return out
+
+
+def cohen_kappa(table: FloatArray) -> float | None:
+    """Cohen's kappa of a square confusion table (rater 1 rows, rater 2 columns); None when undefined."""
+    value = float(cohen_kappa_batch(np.asarray(table, dtype=np.float64)[None, :, :])[0])
+    return value if math.isfinite(value) else None
+
+
+def cohen_kappa_batch(tables: FloatArray) -> FloatArray:
+    """Cohen's kappa of each table in a (resamples, k, k) stack; NaN where chance agreement is 1 or empty."""
+    total = tables.sum(axis=(1, 2))
+    observed = ratio(np.trace(tables, axis1=1, axis2=2), total)
+    chance = ratio((tables.sum(axis=2) * tables.sum(axis=1)).sum(axis=1), total**2)
+    return ratio(observed - chance, np.where(chance < 1.0 - 1e-12, 1.0 - chance, 0.0))
+
+
+def pearson(x: FloatArray, y: FloatArray) -> float | None:
+    """Pearson correlation of two equal-length samples; None when either is constant or n < 2."""
+    if x.size < 2:
+        return None
+    dx, dy = x - x.mean(), y - y.mean()
+    sxx, syy = float(dx @ dx), float(dy @ dy)
+    if sxx <= 0.0 or syy <= 0.0:
+        return None
+    return float(dx @ dy) / math.sqrt(sxx * syy)
+
+
+def weighted_pearson_batch(x: FloatArray, y: FloatArray, weights: FloatArray) -> FloatArray:
+    """Pearson correlation of (x, y) under each row of item weights; NaN where either side is constant."""
+    total = weights.sum(axis=1)
+    mx, my = ratio(weights @ x, total), ratio(weights @ y, total)
+    sxx = ratio(weights @ (x * x), total) - mx**2
+    syy = ratio(weights @ (y * y), total) - my**2
+    sxy = ratio(weights @ (x * y), total) - mx * my
+    scale = np.sqrt(np.clip(sxx, 0.0, None) * np.clip(syy, 0.0, None))
+    return ratio(sxy, np.where(scale > 1e-12 * (1.0 + np.abs(sxy)), scale, 0.0))
+
+
+def sigmoid(z: FloatArray) -> FloatArray:
+    """The logistic function 1 / (1 + exp(-z)), without overflow."""
+    out: FloatArray = 0.5 * (1.0 + np.tanh(0.5 * z))
+    return out
+
+
+def fit_logistic(
+    x: FloatArray,
+    y: FloatArray,
+    *,
+    ridge: float = 1e-4,
+    max_iter: int = 100,
+) -> tuple[float, float]:
+    """Fit logit P(y = 1) = b0 + b1 * x by Newton's method with a small L2 ridge; returns (b0, b1)."""
+    b0, b1 = fit_logistic_batch(x, y, np.ones((1, x.size)), ridge=ridge, max_iter=max_iter)
+    return float(b0[0]), float(b1[0])
+
+
+def fit_logistic_batch(
+    x: FloatArray,
+    y: FloatArray,
+    weights: FloatArray,
+    *,
+    ridge: float = 1e-4,
+    start: tuple[float, float] = (0.0, 0.0),
+    max_iter: int = 100,
+    tol: float = 1e-7,
+) -> tuple[FloatArray, FloatArray]:
+    """Fit one weighted two-parameter logistic regression per row of `weights`, all at once: (b0, b1)."""
+    # The ridge (penalty ridge/2 * (b0^2 + b1^2)) keeps both coefficients finite when the data are separable,
+    # e.g. when every decisive verdict went to one side; it is far too small to move a fit that is finite.
+    # Newton steps are capped in length, which keeps the iteration stable from any start. Convergence is
+    # quadratic near the optimum, so once a step is shorter than tol the error left is about tol^2.
+    w = np.atleast_2d(np.asarray(weights, dtype=np.float64))
+    rows = w.shape[0]
+    b0 = np.full(rows, start[0], dtype=np.float64)
+    b1 = np.full(rows, start[1], dtype=np.float64)
+    basis = np.stack([np.ones_like(x), x, x * x], axis=1)
+    for _ in range(max_iter):
+        # In place on (rows, items) arrays: p = sigmoid(b0 + b1 * x), then the weighted gradient and Hessian
+        # sums as matrix products with the basis (1, x, x^2).
+        p = np.multiply.outer(b1, x)
+        p += b0[:, None]
+        p *= 0.5
+        np.tanh(p, out=p)
+        p += 1.0
+        p *= 0.5
+        residual = y[None, :] - p
+        residual *= w
+        gradient = residual @ basis[:, :2]
+        np.subtract(1.0, p, out=residual)
+        p *= residual
+        p *= w
+        hessian = p @ basis
+        g0 = gradient[:, 0] - ridge * b0
+        g1 = gradient[:, 1] - ridge * b1
+        h00, h01, h11 = hessian[:, 0] + ridge, hessian[:, 1], hessian[:, 2] + ridge
+        det = h00 * h11 - h01 * h01
+        d0 = (h11 * g0 - h01 * g1) / det
+        d1 = (h00 * g1 - h01 * g0) / det
+        length = np.hypot(d0, d1)
+        scale = np.minimum(1.0, 5.0 / np.maximum(length, 1e-300))
+        b0 += scale * d0
+        b1 += scale * d1
+        if float(length.max()) < tol:
+            break
+    return b0, b1
+
+
+def bradley_terry(wins: FloatArray, *, prior: float = 1.0, max_iter: int = 10_000) -> FloatArray:
+    """Bradley–Terry strengths (geometric mean 1) from wins[i, j] = wins of i over j, by MM iterations."""
+    stack = np.asarray(wins, dtype=np.float64)[None, :, :]
+    strengths: FloatArray = bradley_terry_batch(stack, prior=prior, max_iter=max_iter)[0]
+    return strengths
+
+
+def bradley_terry_batch(
+    wins: FloatArray, *, prior: float = 1.0, max_iter: int = 10_000, tol: float = 1e-10
+) -> FloatArray:
+    """Bradley–Terry strengths for each (k, k) wins matrix in a (resamples, k, k) stack, by Hunter's MM."""
+    # Hunter (2004): p_i <- W_i / sum_j N_ij / (p_i + p_j), W_i = total wins of i, N_ij = games of i with j.
+    # The prior adds `prior` virtual games between every pair of models, split evenly (a virtual tie), so a
+    # model that never loses stays finite and models never compared directly are still linked.
+    k = wins.shape[-1]
+    off_diagonal = 1.0 - np.eye(k)
+    w = wins * off_diagonal + 0.5 * prior * off_diagonal
+    games = w + np.swapaxes(w, 1, 2)
+    total_wins = w.sum(axis=2)
+    strength = np.ones(w.shape[:2], dtype=np.float64)
+    for _ in range(max_iter):
+        denominator = (games / (strength[:, :, None] + strength[:, None, :])).sum(axis=2)
+        updated = ratio(total_wins, denominator)
+        updated = np.where(np.isfinite(updated) & (updated > 0), updated, 1e-300)
+        updated /= np.exp(np.log(updated).mean(axis=1))[:, None]
+        change = float(np.abs(np.log(updated) - np.log(strength)).max())
+        strength = updated
+        if change < tol:
+            break
+    return strength
+
+
+def elo_scale(strengths: FloatArray, mean: float = 1000.0) -> FloatArray:
+    """Ratings 400 * log10(strength), shifted so that each row's mean rating is `mean` (an Elo-like scale)."""
+    rating = 400.0 * np.log10(strengths)
+    out: FloatArray = rating - rating.mean(axis=-1, keepdims=True) + mean
+    return out
+
+
+def mean_or_none(values: Sequence[float]) -> float | None:
+    """The mean of `values`, or None when there are none."""
+    return sum(values) / len(values) if values else None
