@@ -2,7 +2,12 @@
 
 Runs at the end of a multirun (a Hydra callback) and by hand on one or more sweep folders:
 `python -m judgebias.aggregate outputs/multirun/2026-11-30/10-00-00 [more sweep dirs]`. It reads only each
-job's summary.json, so a failed job (which records its failure there) shows as a row instead of losing the rest.
+job's summary.json, so a failed job (which records its failure there) shows as a row instead of losing the rest;
+a job folder without one (a job killed from outside) shows as "missing"; a dry-run job shows its estimate.
+
+Exit status: after the table is written, a sweep in which any job failed, had failed calls or is missing ends
+with exit code 1 (both at the end of a multirun and by hand), so a script or CI notices; 2 means nothing to
+aggregate. The table itself is always written first.
 """
 
 from __future__ import annotations
@@ -10,13 +15,18 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import os
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from hydra.experimental.callback import Callback
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
+
+FAILED_STATUSES = ("failed", "errors", "missing")
+RATES = ("win_rate", "position_consistency", "human_agreement")
 
 COLUMNS = (
     "job",
@@ -24,15 +34,20 @@ COLUMNS = (
     "judge",
     "rubric",
     "data",
+    "overrides",
     "n",
     "win_rate",
-    "win_rate_ci",
+    "win_rate_low",
+    "win_rate_high",
     "position_consistency",
-    "position_consistency_ci",
+    "position_consistency_low",
+    "position_consistency_high",
     "biased_first",
     "biased_second",
     "human_agreement",
-    "human_agreement_ci",
+    "human_agreement_low",
+    "human_agreement_high",
+    "human_agreement_n",
     "n_invalid",
     "failed_calls",
     "calls_live",
@@ -40,133 +55,297 @@ COLUMNS = (
     "prompt_tokens",
     "completion_tokens",
     "cost_usd",
+    "saved_usd",
     "error",
 )
 
+# (heading, how to show a row) for the Markdown file and the printed table.
+READABLE = (
+    "job",
+    "status",
+    "judge",
+    "rubric",
+    "data",
+    "overrides",
+    "n",
+    "win rate % [95% CI]",
+    "consistency % [CI]",
+    "biased 1st %",
+    "biased 2nd %",
+    "human agr. % [CI]",
+    "invalid",
+    "calls live/cached",
+    "tokens in/out",
+    "cost $",
+)
 
-def job_summaries(sweep_dirs: Sequence[Path]) -> list[tuple[str, dict[str, Any]]]:
-    """(job name, summary) for every job folder holding a summary.json under the given sweep folders."""
-    found = []
-    for sweep in sweep_dirs:
-        for path in sorted(sweep.rglob("summary.json"), key=lambda p: _natural(p.parent.relative_to(sweep))):
-            name = str(path.parent.relative_to(sweep.parent if len(sweep_dirs) > 1 else sweep)) or "."
-            try:
-                found.append((name, json.loads(path.read_text(encoding="utf-8"))))
-            except (OSError, json.JSONDecodeError) as error:
-                found.append((name, {"status": "failed", "error": f"unreadable summary.json: {error}"}))
-    return found
+
+@dataclass
+class Job:
+    """One job folder of a sweep and what it left behind."""
+
+    name: str
+    path: Path
+    summary: dict[str, Any]
+    overrides: list[str] = field(default_factory=list)
+
+
+def find_jobs(sweep_dirs: Sequence[Path]) -> list[Job]:
+    """Every job folder under the given sweep folders: its summary.json, dry_run.json, or a 'missing' record."""
+    sweeps = [Path(os.path.abspath(sweep)) for sweep in sweep_dirs]
+    base = sweeps[0] if len(sweeps) == 1 else Path(os.path.commonpath([sweep.parent for sweep in sweeps]))
+    jobs, seen = [], set()
+    for sweep in sweeps:
+        for folder in sorted(_job_folders(sweep), key=lambda p: _natural(p.relative_to(sweep))):
+            if folder in seen:
+                continue
+            seen.add(folder)
+            name = folder.relative_to(base).as_posix() if folder != base else folder.name
+            jobs.append(Job(name, folder, _job_summary(folder), _overrides(folder)))
+    return jobs
+
+
+def _job_folders(sweep: Path) -> set[Path]:
+    """Folders that hold a job's results, or a Hydra job record (.hydra/) without results."""
+    folders = {p.parent for p in sweep.rglob("summary.json")}
+    folders |= {p.parent for p in sweep.rglob("dry_run.json")}
+    folders |= {p.parent.parent for p in sweep.rglob(".hydra/overrides.yaml")}
+    return folders
+
+
+def _job_summary(folder: Path) -> dict[str, Any]:
+    """The job's summary.json; else its dry-run estimate; else a record saying the job left no result."""
+    for name, status in (("summary.json", None), ("dry_run.json", "dry-run")):
+        path = folder / name
+        if not path.exists():
+            continue
+        try:
+            value = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as error:
+            return {"status": "failed", "error": f"unreadable {name}: {error}"}
+        if not isinstance(value, dict):
+            return {"status": "failed", "error": f"unreadable {name}: not a JSON object"}
+        if status is None:
+            return value
+        return value | {
+            "status": status,
+            "prompt_tokens": value.get("prompt_tokens_est"),
+            "cost_usd": value.get("cost_usd_est"),
+        }
+    overrides = _overrides(folder)
+    choices = {o.split("=", 1)[0]: o.split("=", 1)[1] for o in overrides if "=" in o}
+    return {
+        "status": "missing",
+        "error": "no summary.json: the job was interrupted or killed before it finished (see its log)",
+        "judge": choices.get("judge"),
+        "rubric": choices.get("rubric"),
+        "data": choices.get("data"),
+    }
+
+
+def _overrides(folder: Path) -> list[str]:
+    """The job's command-line overrides as Hydra recorded them (empty when Hydra kept no record)."""
+    path = folder / ".hydra" / "overrides.yaml"
+    if not path.exists():
+        return []
+    try:
+        value = OmegaConf.to_container(OmegaConf.load(path))
+    except Exception:  # a damaged record must not stop the table
+        return []
+    return [str(v) for v in value] if isinstance(value, list) else []
 
 
 def _natural(path: Path) -> list[Any]:
     """Sort job folders 0, 1, 2, ..., 10 rather than 0, 1, 10, 2."""
-    return [int(part) if part.isdigit() else part for part in path.parts]
+    return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in path.parts]
 
 
-def table_rows(summaries: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
-    """One row per job with the columns of COLUMNS (intervals as 'low–high')."""
+def varying_overrides(jobs: Sequence[Job]) -> dict[str, list[str]]:
+    """Per job, the overrides that differ between the jobs: what the sweep varied."""
+    if len(jobs) < 2:
+        return {job.name: [] for job in jobs}
+    common = set.intersection(*(set(job.overrides) for job in jobs))
+    return {job.name: [o for o in job.overrides if o not in common] for job in jobs}
+
+
+def table_rows(jobs: Sequence[Job]) -> list[dict[str, Any]]:
+    """One row per job with the columns of COLUMNS (intervals as separate low/high numbers)."""
+    varied = varying_overrides(jobs)
     rows = []
-    for name, s in summaries:
+    for job in jobs:
+        s = job.summary
         ci = s.get("ci") or {}
         row = {column: s.get(column) for column in COLUMNS}
-        row |= {
-            "job": name,
-            "status": s.get("status", "ok"),
-            "n": s.get("n_items"),
-            "win_rate_ci": _interval(ci.get("win_rate")),
-            "position_consistency_ci": _interval(ci.get("position_consistency")),
-            "human_agreement_ci": _interval(ci.get("human_agreement")),
-        }
+        shown = " ".join(o for o in varied[job.name] if not _in_columns(o, s))
+        row |= {"job": job.name, "status": s.get("status", "ok"), "n": s.get("n_items"), "overrides": shown}
+        for name in RATES:
+            low, high = _pair(ci.get(name))
+            row[f"{name}_low"], row[f"{name}_high"] = low, high
         rows.append(row)
     return rows
 
 
-def _interval(pair: Any) -> str | None:
-    if not pair or pair[0] is None:
-        return None
-    return f"{pair[0]:.3f}–{pair[1]:.3f}"
+def _in_columns(override: str, summary: dict[str, Any]) -> bool:
+    """Whether an override only picks the judge, rubric or data that the row's own columns already name."""
+    key, _, value = override.partition("=")
+    return key in ("judge", "rubric", "data") and summary.get(key) == value
 
 
-def _cell(value: Any) -> str:
+def _pair(value: Any) -> tuple[float | None, float | None]:
+    if isinstance(value, list | tuple) and len(value) == 2 and None not in value:
+        return float(value[0]), float(value[1])
+    return None, None
+
+
+def _pct(value: Any) -> str:
+    return "" if value is None else f"{100 * float(value):.1f}"
+
+
+def _rate(row: dict[str, Any], name: str) -> str:
+    value = row.get(name)
     if value is None:
         return ""
-    if isinstance(value, float):
-        return f"{value:.3f}"
-    return str(value).replace("|", "\\|").replace("\n", " ")
+    low, high = row.get(f"{name}_low"), row.get(f"{name}_high")
+    return _pct(value) + (f" [{_pct(low)}, {_pct(high)}]" if low is not None and high is not None else "")
 
 
-def markdown(rows: list[dict[str, Any]]) -> str:
-    """The table as Markdown."""
-    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-    lines += ["| " + " | ".join(_cell(row[c]) for c in COLUMNS) + " |" for row in rows]
-    return "\n".join(lines) + "\n"
+def readable(row: dict[str, Any]) -> list[str]:
+    """A row as the people-facing table shows it: percentages with intervals, paired counts."""
+
+    def text(value: Any) -> str:
+        return "" if value is None else str(value)
+
+    live, cached = row.get("calls_live"), row.get("calls_cached")
+    tokens_in, tokens_out = row.get("prompt_tokens"), row.get("completion_tokens")
+    cost = row.get("cost_usd")
+    return [
+        text(row["job"]),
+        text(row["status"]),
+        text(row["judge"]),
+        text(row["rubric"]),
+        text(row["data"]),
+        text(row["overrides"]),
+        text(row["n"]),
+        _rate(row, "win_rate"),
+        _rate(row, "position_consistency"),
+        _pct(row.get("biased_first")),
+        _pct(row.get("biased_second")),
+        _rate(row, "human_agreement"),
+        text(row.get("n_invalid")),
+        "" if live is None else f"{live}/{text(cached)}",
+        "" if tokens_in is None else f"{tokens_in}/{text(tokens_out)}",
+        "" if cost is None else f"{float(cost):.4f}",
+    ]
 
 
-def aggregate(sweep_dirs: Sequence[Path], out_dir: Path | None = None) -> list[dict[str, Any]]:
-    """Write sweep_summary.csv, sweep_summary.md (and the sweep report) into `out_dir`; return the rows."""
+def _shown_columns(rows: Sequence[dict[str, Any]]) -> list[int]:
+    """Indexes of READABLE to show: all, except the overrides column when the sweep varied nothing visible."""
+    return [i for i, name in enumerate(READABLE) if name != "overrides" or any(r["overrides"] for r in rows)]
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def markdown(rows: Sequence[dict[str, Any]]) -> str:
+    """The table as Markdown (percentages; failures listed under it)."""
+    shown = _shown_columns(rows)
+    lines = ["| " + " | ".join(READABLE[i] for i in shown) + " |", "|" + "---|" * len(shown)]
+    for row in rows:
+        cells = readable(row)
+        lines.append("| " + " | ".join(_md_cell(cells[i]) for i in shown) + " |")
+    failures = [f"- job {row['job']} {row['status']}: {row['error'] or _failed_calls(row)}" for row in failed(rows)]
+    return "\n".join(lines) + "\n" + ("\n" + "\n".join(failures) + "\n" if failures else "")
+
+
+def _failed_calls(row: dict[str, Any]) -> str:
+    return f"{row.get('failed_calls')} calls failed after their retries (reasons in its verdicts.jsonl)"
+
+
+def text_table(rows: Sequence[dict[str, Any]]) -> str:
+    """The table as aligned plain text for the terminal, with one line per failed job under it."""
+    shown = _shown_columns(rows)
+    cells = [[readable(row)[i] for i in shown] for row in rows]
+    headings = [READABLE[i] for i in shown]
+    widths = [max(len(h), *(len(c[k]) for c in cells)) if cells else len(h) for k, h in enumerate(headings)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(headings, widths, strict=True)).rstrip()]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip() for line in cells]
+    lines += [f"job {row['job']} {row['status']}: {row['error'] or _failed_calls(row)}" for row in failed(rows)]
+    return "\n".join(lines)
+
+
+def failed(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows of jobs that failed, had failed calls, or left no result."""
+    return [row for row in rows if row["status"] in FAILED_STATUSES]
+
+
+def aggregate(sweep_dirs: Sequence[Path], out_dir: Path | None = None, *, report: bool = True) -> list[dict[str, Any]]:
+    """Write sweep_summary.csv, sweep_summary.md and sweep_report.html into `out_dir`; return the rows."""
     target = out_dir or sweep_dirs[0]
-    rows = table_rows(job_summaries(sweep_dirs))
-    with (target / "sweep_summary.csv").open("w", newline="", encoding="utf-8") as file:
-        writer = csv.DictWriter(file, fieldnames=list(COLUMNS))
+    jobs = find_jobs(sweep_dirs)
+    rows = table_rows(jobs)
+    if not rows:
+        return rows
+    target.mkdir(parents=True, exist_ok=True)
+    temp = target / "sweep_summary.csv.tmp"
+    with temp.open("w", newline="", encoding="utf-8") as file:
+        writer = csv.DictWriter(file, fieldnames=list(COLUMNS), extrasaction="ignore")
         writer.writeheader()
         writer.writerows(rows)
+    os.replace(temp, target / "sweep_summary.csv")
     (target / "sweep_summary.md").write_text(markdown(rows), encoding="utf-8")
+    if report:
+        from judgebias.report import SweepJob, write_sweep_report
+
+        pages = []
+        for job, row in zip(jobs, rows, strict=True):
+            page = job.path / "report.html"
+            href = Path(os.path.relpath(page, target)).as_posix() if page.exists() else None
+            pages.append(SweepJob(job.name, job.summary, row["overrides"], href))
+        write_sweep_report(target, pages)
     return rows
 
 
-def print_table(rows: list[dict[str, Any]]) -> None:
-    """A compact terminal table of the sweep."""
-    columns = (
-        "job",
-        "status",
-        "judge",
-        "rubric",
-        "data",
-        "n",
-        "win_rate",
-        "position_consistency",
-        "biased_first",
-        "biased_second",
-        "human_agreement",
-        "calls_live",
-    )
-    widths = {c: max(len(c), *(len(_cell(r[c])) for r in rows)) for c in columns}
-    print("  ".join(c.ljust(widths[c]) for c in columns))
-    for row in rows:
-        print("  ".join(_cell(row[c]).ljust(widths[c]) for c in columns))
-    failed = [r for r in rows if r["status"] == "failed"]
-    for row in failed:
-        print(f"job {row['job']} failed: {row['error']}")
-
-
 class AggregateCallback(Callback):
-    """At the end of a multirun, aggregate the sweep folder."""
+    """At the end of a multirun, aggregate the sweep folder; exit 1 afterwards when a job failed."""
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
+        """Write and print the sweep table (Hydra calls this once every job has returned)."""
         sweep_dir = Path(config.hydra.sweep.dir)
         if not sweep_dir.is_dir():
             return
-        rows = aggregate([sweep_dir])
-        if rows:
-            print(f"\nsweep summary ({sweep_dir}/sweep_summary.md):")
-            print_table(rows)
+        report = bool(OmegaConf.select(config, "report", default=True))
+        rows = aggregate([sweep_dir], report=report)
+        if not rows:
+            return
+        print(f"\nsweep summary ({sweep_dir}/sweep_summary.md):")
+        print(text_table(rows))
+        bad = failed(rows)
+        if bad:
+            print(f"judgebias: {len(bad)} of {len(rows)} jobs did not finish cleanly", file=sys.stderr)
+            sys.stdout.flush()
+            raise SystemExit(1)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m judgebias.aggregate SWEEP_DIR [SWEEP_DIR ...] [--out DIR]`."""
+    """`python -m judgebias.aggregate SWEEP_DIR [SWEEP_DIR ...] [--out DIR]`: 0 all ok, 1 a job failed, 2 usage."""
     parser = argparse.ArgumentParser(prog="python -m judgebias.aggregate", description=__doc__.splitlines()[0])
     parser.add_argument("sweep_dirs", nargs="+", type=Path, help="sweep folders (outputs/multirun/...)")
     parser.add_argument("--out", type=Path, default=None, help="where to write the table (default: the first sweep)")
+    parser.add_argument("--no-report", action="store_true", help="do not write sweep_report.html")
     args = parser.parse_args(argv)
     for sweep in args.sweep_dirs:
         if not sweep.is_dir():
             print(f"judgebias: error: {sweep} is not a folder", file=sys.stderr)
             return 2
-    rows = aggregate(args.sweep_dirs, args.out)
+    rows = aggregate(args.sweep_dirs, args.out, report=not args.no_report)
     if not rows:
-        print(f"judgebias: error: no summary.json under {', '.join(map(str, args.sweep_dirs))}", file=sys.stderr)
+        print(f"judgebias: error: no job folder under {', '.join(map(str, args.sweep_dirs))}", file=sys.stderr)
         return 2
-    print_table(rows)
-    return 0
+    target = args.out or args.sweep_dirs[0]
+    print(f"sweep summary ({target}/sweep_summary.md):")
+    print(text_table(rows))
+    return 1 if failed(rows) else 0
 
 
 if __name__ == "__main__":

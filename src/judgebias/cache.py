@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,7 @@ class ReplyCache:
         self.mode = mode
         self.directory = Path(directory).expanduser()
         self._cache: diskcache.Cache | None = None
+        self._write_lock = threading.Lock()
 
     def _open(self) -> diskcache.Cache:
         if self._cache is None:
@@ -64,13 +66,23 @@ class ReplyCache:
         if self.mode in ("refresh", "off"):
             return None
         text = self._open().get(key, default=None, retry=True)
-        return json.loads(text) if isinstance(text, str) else None
+        if not isinstance(text, str):
+            return None
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError:
+            return None  # not a reply judgebias wrote: a miss, so the call is made again and the value replaced
+        return value if isinstance(value, dict) else None
 
     def put(self, key: str, value: dict[str, Any]) -> None:
         """Store a reply now (not at the end of the run), unless the cache is off."""
         if self.mode == "off":
             return
-        self._open().set(key, json.dumps(value, ensure_ascii=False), retry=True)
+        text = json.dumps(value, ensure_ascii=False)
+        # One writer at a time within the process: threads queue on this lock instead of in SQLite's busy
+        # handler, whose sleeps (1 ms, 2 ms, 5 ms, ...) cost more than the writes at high concurrency.
+        with self._write_lock:
+            self._open().set(key, text, retry=True)
 
     def close(self) -> None:
         """Close the SQLite connections."""

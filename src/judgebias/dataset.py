@@ -84,7 +84,21 @@ def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             raise UserError(f"{path}:{number}: not valid JSON ({error.msg} at column {error.colno})") from None
         if not isinstance(record, dict):
             raise UserError(f"{path}:{number}: expected a JSON object, got {type(record).__name__}")
+        _check_encodable(record, path, number)
         yield number, record
+
+
+def _check_encodable(record: dict[str, Any], path: Path, number: int) -> None:
+    """Refuse a lone surrogate escape ("\\ud83d" without its pair): it is not text, and no request could carry it."""
+    for field, value in record.items():
+        try:
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError as error:
+            bad = error.object[error.start : error.end].encode("unicode_escape").decode("ascii")
+            raise UserError(
+                f"{path}:{number}: field {field!r}: contains {bad}, half of a UTF-16 surrogate pair, which is not "
+                f"text: fix the line (an emoji escape needs both halves, e.g. \\ud83d\\ude00)"
+            ) from None
 
 
 def _item(record: dict[str, Any], path: Path, number: int) -> Item:

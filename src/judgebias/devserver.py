@@ -172,6 +172,7 @@ class _State:
         self.in_flight = 0
         self.max_in_flight = 0
         self.serial = 0
+        self.timeline: list[dict[str, Any]] = []
         rate = self.options.rate_limit
         self.bucket = _TokenBucket(rate) if rate is not None else None
 
@@ -243,6 +244,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     protocol_version = "HTTP/1.1"
     server_version = "judgebias-devserver"
+    _status = 0  # the status of the last whole response sent on this connection (0: none)
 
     @property
     def _server(self) -> _Server:
@@ -364,12 +366,16 @@ class _Handler(BaseHTTPRequestHandler):
             state.per_body[digest] = state.per_body.get(digest, 0) + 1
             state.in_flight += 1
             state.max_in_flight = max(state.max_in_flight, state.in_flight)
+        arrived = time.monotonic()
+        self._status = 0
         try:
             if self._authorized(count=True):
                 self._admit_and_answer(body, digest, serial, options)
         finally:
+            event = {"body": digest.hex()[:16], "arrived": arrived, "done": time.monotonic(), "status": self._status}
             with state.lock:
                 state.in_flight -= 1
+                state.timeline.append(event)
 
     def _admit_and_answer(self, body: bytes, digest: bytes, serial: int, options: ServerOptions) -> None:
         state = self._server.state
@@ -498,6 +504,7 @@ class _Handler(BaseHTTPRequestHandler):
         return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 
     def _send_bytes(self, status: int, data: bytes, headers: Iterable[tuple[str, str]] = ()) -> None:
+        self._status = status
         self.wfile.write(self._head(status, len(data), headers) + data)
 
     def _send_partial_and_abort(self, data: bytes) -> None:
@@ -690,6 +697,11 @@ class RunningServer:
     def stats(self) -> dict[str, Any]:
         """The counters, as GET /stats returns them."""
         return self._server.state.snapshot()
+
+    def timeline(self) -> list[dict[str, Any]]:
+        """Every chat-completions request (body digest, monotonic arrival and end, status; 0 = none sent), by arrival."""
+        with self._server.state.lock:
+            return sorted(self._server.state.timeline, key=lambda event: event["arrived"])
 
     def reset(self) -> None:
         """Zero the counters and forget the request bodies seen, as POST /reset does."""

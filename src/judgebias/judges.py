@@ -11,7 +11,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from judgebias.config import JudgeConfig, RubricConfig
 from judgebias.errors import UserError
@@ -64,12 +64,23 @@ class Reply:
 
 
 class Backend(Protocol):
-    """Answers judge calls. `cacheable` backends cost money or time, so their replies go to the disk cache."""
-
-    cacheable: bool
+    """Answers judge calls: the one method a backend must implement."""
 
     def complete(self, request: Request) -> Reply:
         """The judge's reply to one call."""
+        ...
+
+
+@runtime_checkable
+class PaidBackend(Backend, Protocol):
+    """A backend whose calls cost money or time: its replies go to the disk cache, and it may need a key."""
+
+    def cache_request(self, messages: list[dict[str, str]]) -> dict[str, Any]:
+        """Everything that decides the reply (the cache key's input); never credentials."""
+        ...
+
+    def check_key(self) -> None:
+        """Raise a UserError before any call when the credentials are missing."""
         ...
 
 
@@ -86,8 +97,6 @@ def format_reply(rubric: RubricConfig, label: str) -> str:
 
 class ScriptedJudge:
     """Offline judges with a fixed rule: for dry runs, tests, and the no-key default run."""
-
-    cacheable = False
 
     def __init__(self, config: JudgeConfig, rubric: RubricConfig) -> None:
         if config.strategy not in ("always_a", "longer", "noisy"):
@@ -130,8 +139,6 @@ class ScriptedJudge:
 
 class ReplayJudge:
     """Replays the raw replies a real judge wrote, per item and order, from the dataset's judgments file."""
-
-    cacheable = False
 
     def __init__(self, config: JudgeConfig, judgments: Path | None) -> None:
         if judgments is None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import email.utils
 import os
 import random
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -42,8 +43,6 @@ class CallFailed(Exception):
 class OpenAIJudge:
     """A judge behind an OpenAI-compatible chat-completions endpoint."""
 
-    cacheable = True
-
     def __init__(self, config: JudgeConfig, rubric: RubricConfig) -> None:
         if not config.model:
             raise UserError(f"judge {config.name!r} needs judge.model (the model id the endpoint serves)")
@@ -53,6 +52,8 @@ class OpenAIJudge:
         self.pacer = Pacer(config.requests_per_minute, config.tokens_per_minute)
         self.retries = 0  # retries made so far, for the progress line
         self.reached = False  # some call has been answered: a later connection error is not "endpoint down"
+        self.stopped: str | None = None  # once set, every call and retry fails at once with this reason, unsent
+        self._stopping = threading.Event()  # wakes the workers sleeping between retries when the run stops
         self._client: Any = None
         self._lock = threading.Lock()
 
@@ -111,18 +112,28 @@ class OpenAIJudge:
         estimate = sum(len(m["content"]) for m in request.messages) // 4 + self.config.max_tokens
 
         def attempt() -> Reply:
-            self.pacer.wait(estimate)
-            response = client.chat.completions.create(**params)
+            self._raise_if_stopped()
+            ticket = self.pacer.wait(estimate)
+            try:
+                self._raise_if_stopped()
+                response = client.chat.completions.create(**params)
+            except Exception as error:
+                self.pacer.release(ticket, succeeded=False, throttled=is_throttled(error))
+                raise
+            self.pacer.release(ticket)
             reply = _reply(response, labels)
             if reply.finish_reason == "length" and self._unreadable(reply, request):
                 raise TruncatedReply(reply)
             return reply
 
         try:
-            reply = call_with_retries(attempt, self.config, self.pacer, self._count_retry, self.describe)
+            reply = call_with_retries(
+                attempt, self.config, self.pacer, self._count_retry, self.describe, sleep=self._sleep
+            )
         except TruncatedReply as truncated:
             return truncated.reply
-        except FatalJudgeError:
+        except FatalJudgeError as fatal:
+            self.stop(str(fatal))  # the calls queued behind this one would fail the same way: send none of them
             raise
         except Exception as error:
             import openai
@@ -134,6 +145,21 @@ class OpenAIJudge:
             raise CallFailed(f"{explain(error)} (after {attempts} attempts)") from None
         self.reached = True
         return reply
+
+    def stop(self, reason: str) -> None:
+        """Fail every later call and retry at once, without a request (a permanent error, or the run stopping)."""
+        with self._lock:
+            if self.stopped is None:
+                self.stopped = reason
+        self._stopping.set()
+
+    def _sleep(self, seconds: float) -> None:
+        """Wait between retries, but no longer once the run stops (the next attempt then fails unsent)."""
+        self._stopping.wait(seconds)
+
+    def _raise_if_stopped(self) -> None:
+        if self.stopped is not None:
+            raise FatalJudgeError(self.stopped)
 
     def _unreadable(self, reply: Reply, request: Request) -> bool:
         labels = (request.view.label_first, request.view.label_second)
@@ -155,8 +181,22 @@ def call_with_retries(
     pacer: Pacer,
     on_retry: Callable[[], None],
     describe: Callable[[], str],
+    sleep: Callable[[float], None] = time.sleep,
 ) -> Reply:
     """The one retry policy: transient errors retried with backoff (or the server's Retry-After), permanent ones not."""
+    try:
+        return attempt()  # most calls succeed at once: the retry machinery is built only for those that fail
+    except Exception as error:
+        failed: Exception | None = error
+
+    def attempts() -> Reply:
+        """The failed first attempt's error again (tenacity's first attempt), then fresh attempts."""
+        nonlocal failed
+        if failed is not None:
+            error, failed = failed, None
+            raise error
+        return attempt()
+
     backoff = wait_random_exponential(multiplier=config.retry_backoff, max=config.retry_backoff_max)
 
     def wait(state: RetryCallState) -> float:
@@ -176,9 +216,10 @@ def call_with_retries(
         stop=stop_after_attempt(config.max_retries + 1),
         before_sleep=before_sleep,
         reraise=True,
+        sleep=sleep,
     )
     try:
-        return retrying(attempt)
+        return retrying(attempts)
     except Exception as error:
         if is_permanent(error):
             raise FatalJudgeError(f"{describe()}: {explain(error)}") from None
@@ -198,6 +239,11 @@ def is_transient(error: BaseException) -> bool:
     return False
 
 
+def is_throttled(error: BaseException) -> bool:
+    """The server pushed back on the request rate: a 429, or any error that says when to retry."""
+    return getattr(error, "status_code", None) == 429 or retry_after(error) is not None
+
+
 def is_permanent(error: BaseException) -> bool:
     """Retrying cannot help: bad key, no permission, unknown model, bad or too large request, exhausted quota."""
     import openai
@@ -210,20 +256,33 @@ def is_permanent(error: BaseException) -> bool:
 
 
 def explain(error: BaseException) -> str:
-    """A one-line reason from an SDK error, without the request (which holds the Authorization header)."""
+    """A one-line reason from an SDK error: never the request, and never the key even if the server echoed it."""
+    reason = _reason(error)
+    request = getattr(error, "request", None)
+    authorization = str(getattr(request, "headers", {}).get("authorization") or "")
+    for secret in {authorization, authorization.partition(" ")[2]}:
+        if len(secret) >= 8:
+            reason = reason.replace(secret, "[redacted]")
+    return reason
+
+
+def _reason(error: BaseException) -> str:
     import openai
 
     if isinstance(error, openai.APIStatusError):
         code = _error_code(error)
-        message = getattr(error, "message", "") or ""
+        message = re.sub(r"^Error code: \d+ - ", "", getattr(error, "message", "") or "")
         hint = {
             401: "the API key was refused: check the key in the judge's api_key_env variable",
             403: "the key has no permission for this model",
             404: "unknown model or endpoint: check judge.model and judge.base_url",
             413: "the request is too large: lower data.normalize.truncate_words or use a larger-context model",
-            429: "the account's quota is exhausted: add credit or use another key",
+            429: "the account's quota is exhausted: add credit or use another key"
+            if code == "insufficient_quota"
+            else "rate limited: lower max_concurrency or set judge.requests_per_minute",
         }.get(error.status_code, "")
-        parts = [f"HTTP {error.status_code}"] + ([code] if code else []) + [message.splitlines()[0][:200]]
+        first_line = message.splitlines()[0][:200] if message.strip() else ""
+        parts = [f"HTTP {error.status_code}"] + ([code] if code else []) + [first_line]
         return " ".join(p for p in parts if p) + (f" ({hint})" if hint else "")
     if isinstance(error, openai.APITimeoutError):
         return "timed out (raise judge.timeout or lower max_concurrency)"

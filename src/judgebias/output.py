@@ -248,6 +248,7 @@ def dry_run_estimate(
 ) -> dict[str, Any]:
     """Calls that would go live (cache misses), estimated tokens and cost; nothing is called."""
     from judgebias.cache import call_key
+    from judgebias.judges import PaidBackend
 
     per_judge: dict[str, dict[str, Any]] = {
         j.name: {"calls": 0, "calls_live": 0, "calls_cached": 0, "prompt_tokens_est": 0, "cost_usd_est": 0.0}
@@ -259,8 +260,8 @@ def dry_run_estimate(
         entry["calls"] += 1
         tokens = sum(len(m["content"]) for m in request.messages) // 4 + 4 * len(request.messages)
         backend = judging.backend
-        if backend.cacheable:
-            key = call_key(backend.cache_request(request.messages))  # type: ignore[attr-defined]
+        if isinstance(backend, PaidBackend):
+            key = call_key(backend.cache_request(request.messages))
             if key in seen or cache.get(key) is not None:
                 entry["calls_cached"] += 1
                 continue
@@ -318,8 +319,9 @@ def format_summary(summary: dict[str, Any]) -> str:
         f"biased_first: {_pct(s['biased_first'])}   biased_second: {_pct(s['biased_second'])}",
     ]
     if s.get("first_position_p") is not None:
+        score = "n/a" if s.get("preference_score") is None else f"{s['preference_score']:+.2f}"
         lines.append(
-            f"  position preference: score {s['preference_score']:+.2f} (negative = first slot), "
+            f"  position preference: score {score} (negative = first slot), "
             f"sign test p = {s['first_position_p']:.3g} on {s.get('first_position_n')} position-following items"
         )
     if s.get("length_controlled_win_rate") is not None or s.get("longer_wins") is not None:

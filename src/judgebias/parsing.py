@@ -41,6 +41,8 @@ _FLAGS: Final = re.IGNORECASE | re.MULTILINE
 # A sentence: text up to ".", "!" or "?" followed by a space, or up to the end of the line. A match never
 # starts inside a run of punctuation (it could not succeed there), so many dots are read in linear time.
 _SENTENCE: Final = re.compile(r"(?:(?<![.!?])|(?![.!?]))(?:[^.!?\n]|[.!?]+(?=[^\s.!?]))+[.!?]*")
+# How far back in its sentence a claim looks for a negation or a conclusion marker (real sentences are shorter).
+_LOOKBACK: Final = 1000
 _CLAUSE_BREAK: Final = re.compile(r"[,;:()\u2014]|\s-\s")
 _WORD: Final = re.compile(r"[A-Za-z']+")
 _NEGATIONS: Final = frozenset(
@@ -282,10 +284,11 @@ def _claims(text: str, grammar: _Grammar) -> list[_Claim]:
             side = pattern.side_of(match)
             index = max(bisect.bisect_right(starts, match.start()) - 1, 0)
             s_start, s_end = sentences[index] if sentences else (0, len(text))
-            before, after = text[s_start : match.start()], text[match.end() : s_end]
+            before = text[max(s_start, match.start() - _LOOKBACK) : match.start()]
             if (match.start(), side) in found or _negated(before):
                 continue
-            decisive = pattern.kind in ("choice", "bare") or _decisive(before, after, tie=side == "tie")
+            span = (s_start, match.start(), match.end(), s_end)
+            decisive = pattern.kind in ("choice", "bare") or _decisive(text, span, tie=side == "tie")
             found[(match.start(), side)] = _Claim(side, match.start(), decisive)
     return sorted(found.values(), key=lambda claim: claim.start)
 
@@ -295,12 +298,17 @@ def _negated(before: str) -> bool:
     return any(word.lower() in _NEGATIONS for word in _WORD.findall(clause)[-4:])
 
 
-def _decisive(before: str, after: str, *, tie: bool) -> bool:
-    """A conclusion ("Therefore, X is better"), an unqualified "X is better because ...", or a tie."""
-    if _MARKER.search(before):
+def _decisive(text: str, span: tuple[int, int, int, int], *, tie: bool) -> bool:
+    """A conclusion ("Therefore, X is better"), an unqualified "X is better because ...", or a tie.
+
+    `span` is (sentence start, claim start, claim end, sentence end); matching in place instead of on slices
+    keeps a long reply of many claims in one sentence linear.
+    """
+    s_start, start, end, s_end = span
+    if _MARKER.search(text, max(s_start, start - _LOOKBACK), start):
         return True
-    opens_sentence = tie or _NON_WORD.fullmatch(before) is not None
-    return opens_sentence and _UNQUALIFIED_TAIL.match(after) is not None
+    opens_sentence = tie or _NON_WORD.fullmatch(text, s_start, start) is not None
+    return opens_sentence and _UNQUALIFIED_TAIL.match(text, end, s_end) is not None
 
 
 # ---------------------------------------------------------------- llmbar style

@@ -7,6 +7,7 @@ cache keys).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from dataclasses import dataclass
@@ -96,7 +97,9 @@ def render_messages(item: Item, view: Shown, system: str, user: str, tie_label: 
     which_first, which_second = ("a", "b") if view.order == 1 else ("b", "a")
     first_text = conversation(item, which_first, view.first)
     second_text = conversation(item, which_second, view.second)
-    nonce = fence_nonce(item.id, view.order, first_text, second_text, item.question)
+    # Identical answers render the same prompt in both orders, so the run sends that prompt once, not twice.
+    salt_order = 1 if first_text == second_text else view.order
+    nonce = fence_nonce(item.id, salt_order, first_text, second_text, item.question)
     values = {
         "question": item.question,
         "context": context_block(item),
@@ -114,7 +117,17 @@ def render_messages(item: Item, view: Shown, system: str, user: str, tie_label: 
 
 def _fill(template: str, values: dict[str, str]) -> str:
     """Substitute {name} placeholders in one pass, so braces inside answers (code) are never read as placeholders."""
-    return PLACEHOLDER.sub(lambda match: values.get(match.group(1), match.group(0)), template)
+    pieces = _pieces(template)
+    filled = list(pieces)
+    for index in range(1, len(pieces), 2):
+        filled[index] = values.get(pieces[index], "{" + pieces[index] + "}")
+    return "".join(filled)
+
+
+@functools.lru_cache(maxsize=64)
+def _pieces(template: str) -> tuple[str, ...]:
+    """The template split once: text, placeholder name, text, ..., text (names at the odd indices)."""
+    return tuple(PLACEHOLDER.split(template))
 
 
 def unknown_placeholders(template: str) -> list[str]:

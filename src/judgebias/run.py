@@ -7,13 +7,16 @@ end-of-sweep table still happen.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import sys
+import traceback
 from pathlib import Path
 from typing import Any
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
+from hydra.errors import ConfigCompositionException, OverrideParseException
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
@@ -23,6 +26,7 @@ from judgebias.errors import UserError
 from judgebias.output import write_json
 
 EXIT_CALLS_FAILED = 1
+EXIT_CRASHED = 1
 EXIT_USER_ERROR = 2
 EXIT_INTERRUPTED = 130
 
@@ -37,7 +41,24 @@ def to_config(cfg: DictConfig) -> Config:
     except OmegaConfBaseException as error:
         raise UserError(f"config error: {str(error).splitlines()[0]}") from None
     assert isinstance(config, Config)
+    unknown = _unknown_keys(config)
+    if unknown:
+        raise UserError(
+            f"{unknown[0]} is not a judgebias setting (added with +{unknown[0]}=...?): check its spelling; "
+            f"`python -m judgebias.run --cfg job` lists every key"
+        )
     return config
+
+
+def _unknown_keys(node: Any, prefix: str = "") -> list[str]:
+    """Keys added with `+key=...` that no schema field reads: OmegaConf keeps them as stray attributes, unused."""
+    if dataclasses.is_dataclass(node) and not isinstance(node, type):
+        fields = [field.name for field in dataclasses.fields(node)]
+        stray = [prefix + name for name in vars(node) if name not in fields]
+        return stray + [key for name in fields for key in _unknown_keys(getattr(node, name), f"{prefix}{name}.")]
+    if isinstance(node, dict):
+        return [key for name, value in node.items() for key in _unknown_keys(value, f"{prefix}{name}.")]
+    return []
 
 
 def job(cfg: DictConfig) -> int:
@@ -58,7 +79,16 @@ def job(cfg: DictConfig) -> int:
             "\njudgebias: interrupted: every reply received so far is in the cache; rerun the same command to resume",
             file=sys.stderr,
         )
+        if HydraConfig.get().mode == RunMode.MULTIRUN:
+            write_json(out_dir / "summary.json", _failure(cfg, "interrupted"))
         return EXIT_INTERRUPTED
+    except Exception as error:
+        if HydraConfig.get().mode != RunMode.MULTIRUN:
+            raise
+        # A launcher re-raises a job's exception after the sweep and then skips the end-of-sweep table.
+        traceback.print_exc()
+        write_json(out_dir / "summary.json", _failure(cfg, f"{type(error).__name__}: {error}"))
+        return EXIT_CRASHED
     if summary.get("failed_calls"):
         print(
             f"judgebias: {summary['failed_calls']} calls failed after their retries "
@@ -73,8 +103,11 @@ def job(cfg: DictConfig) -> int:
 def _failure(cfg: DictConfig, message: str) -> dict[str, Any]:
     """The summary.json of a job that could not run, so a sweep's table still lists it."""
 
+    choices = HydraConfig.get().runtime.choices
+
     def name(group: str) -> Any:
-        return OmegaConf.select(cfg, f"{group}.name", default=None, throw_on_missing=False)
+        chosen = OmegaConf.select(cfg, f"{group}.name", default=None, throw_on_missing=False)
+        return chosen if chosen is not None else choices.get(group)
 
     return {
         "status": "failed",
@@ -88,14 +121,20 @@ def _failure(cfg: DictConfig, message: str) -> dict[str, Any]:
 @hydra.main(version_base="1.3", config_path="pkg://judgebias.conf", config_name="config")
 def _entry(cfg: DictConfig) -> None:
     code = job(cfg)
-    if code and HydraConfig.get().mode != RunMode.MULTIRUN:
-        sys.exit(code)
+    if code == EXIT_INTERRUPTED or (code and HydraConfig.get().mode != RunMode.MULTIRUN):
+        sys.exit(code)  # Ctrl-C stops a whole sweep, not just its current job
 
 
 def main() -> None:
     """Console entry point (also `python -m judgebias.run`)."""
     register_schemas()
-    _entry()
+    try:
+        _entry()
+    except SystemExit as stop:
+        if stop.code == 1 and isinstance(stop.__context__, ConfigCompositionException | OverrideParseException):
+            # Hydra printed why it could not compose the config (a bad override): a user error, not failed calls.
+            sys.exit(EXIT_USER_ERROR)
+        raise
 
 
 if __name__ == "__main__":

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import functools
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from judgebias import output
 from judgebias.cache import ReplyCache, call_key
@@ -23,7 +24,7 @@ from judgebias.console import Progress
 from judgebias.dataset import load_items, normalize_answer, resolve_path
 from judgebias.errors import FatalJudgeError, UserError
 from judgebias.item import Item
-from judgebias.judges import Backend, Reply, Request, build_backend, missing_recordings
+from judgebias.judges import Backend, PaidBackend, Reply, Request, build_backend, missing_recordings
 from judgebias.metrics import bradley_terry_ratings, ensemble_results, soft_preference, summarize
 from judgebias.parsing import parse_reply
 from judgebias.prompt import render_messages, shown, unknown_placeholders
@@ -39,6 +40,10 @@ class Judging:
     config: JudgeConfig
     backend: Backend
     key_checked: bool = False
+    paid: bool = dataclasses.field(init=False)  # checked once: isinstance on a runtime Protocol is slow per call
+
+    def __post_init__(self) -> None:
+        self.paid = isinstance(self.backend, PaidBackend)
 
 
 @dataclasses.dataclass
@@ -94,6 +99,21 @@ def check_settings(config: Config) -> None:
     for judge in judges_of(config).values():
         if judge.backend == "openai" and (judge.max_retries < 0 or judge.timeout <= 0):
             raise UserError(f"judge {judge.name!r}: judge.max_retries must be >= 0 and judge.timeout > 0")
+        if judge.backend == "openai":
+            _check_openai_settings(judge)
+
+
+def _check_openai_settings(judge: JudgeConfig) -> None:
+    """Numbers an HTTP judge needs in range: a negative backoff or quota would fail mid-run or silently mean none."""
+    for key in ("retry_backoff", "retry_backoff_max"):
+        if getattr(judge, key) < 0:
+            raise UserError(f"judge {judge.name!r}: judge.{key}={getattr(judge, key)} must be >= 0 (seconds)")
+    for key in ("requests_per_minute", "tokens_per_minute"):
+        value = getattr(judge, key)
+        if value is not None and value <= 0:
+            raise UserError(f"judge {judge.name!r}: judge.{key}={value} must be > 0, or null for no client-side limit")
+    if judge.max_tokens < 1:
+        raise UserError(f"judge {judge.name!r}: judge.max_tokens={judge.max_tokens} must be at least 1")
 
 
 def run_experiment(config: Config, out_dir: Path, *, echo: Callable[[str], None] = print) -> dict[str, Any]:
@@ -181,6 +201,10 @@ def _judge_all(
         writer.commit()
     except BaseException:
         # Ctrl-C or a fatal error: drop queued calls, let in-flight ones land in the cache, keep nothing half-written.
+        for judging in judgings:
+            stop = getattr(judging.backend, "stop", None)
+            if stop is not None:
+                stop("the run stopped before this call was sent")  # no new attempt; backoff sleeps end now
         executor.shutdown(wait=True, cancel_futures=True)
         writer.abandon()
         raise
@@ -204,30 +228,30 @@ def _start(
 ) -> Pending:
     """Answer a call from the cache, or run a free backend inline, or send it to a worker."""
     backend = judging.backend
-    if not backend.cacheable:
+    if not judging.paid:
         try:
             return Pending(reply=backend.complete(request))
         except UserError:
             raise
         except Exception as error:  # a scripted or replay judge failing is recorded, like a live failure
             return Pending(error=f"{type(error).__name__}: {error}")
-    key = call_key(backend.cache_request(request.messages))  # type: ignore[attr-defined]
+    paid = cast(PaidBackend, backend)
+    key = call_key(paid.cache_request(request.messages))
     same = inflight.get(key)
     if same is not None:  # the same prompt twice in one run (e.g. identical answers): one paid call
         return Pending(reply=same.reply, future=same.future, cached=True, error=same.error)
     hit = cache.get(key)
-    if hit is not None:
-        pending = Pending(reply=Reply.from_json(hit), cached=True)
-    else:
-        if cache.mode == "only":
-            raise UserError(
-                f"cache.mode=only: no cached reply for item {request.item.id!r} (order {request.view.order}) "
-                f"of judge {judging.name!r}; nothing was sent. Run once with cache.mode=use to fill the cache"
-            )
-        if not judging.key_checked:
-            backend.check_key()  # type: ignore[attr-defined]
-            judging.key_checked = True
-        pending = Pending(future=executor.submit(_live_call, backend, request, key, cache))
+    if hit is not None:  # not remembered in `inflight`: a repeat of this prompt is a cache hit again
+        return Pending(reply=Reply.from_json(hit), cached=True)
+    if cache.mode == "only":
+        raise UserError(
+            f"cache.mode=only: no cached reply for item {request.item.id!r} (order {request.view.order}) "
+            f"of judge {judging.name!r}; nothing was sent. Run once with cache.mode=use to fill the cache"
+        )
+    if not judging.key_checked:
+        paid.check_key()
+        judging.key_checked = True
+    pending = Pending(future=executor.submit(_live_call, backend, request, key, cache))
     inflight[key] = pending
     return pending
 
@@ -285,12 +309,11 @@ def _call_result(config: Config, request: Request, pending: Pending) -> CallResu
     if reply is None:
         return CallResult("error", None, False, error=pending.error, tag_first=tags[0], tag_second=tags[1])
     rubric = config.rubric
-    label = parse_reply(
-        reply.text,
-        style=rubric.parser,
-        labels=(view.label_first, view.label_second),
-        tie_label=rubric.tie_label,
-    )
+    labels = (view.label_first, view.label_second)
+    if reply.text is not None and len(reply.text) <= SHORT_REPLY:
+        label = _parse_short(reply.text, rubric.parser, labels, rubric.tie_label)
+    else:
+        label = parse_reply(reply.text, style=rubric.parser, labels=labels, tie_label=rubric.tie_label)
     probs = None
     if reply.probs:
         positional = {view.label_first: "A", view.label_second: "B", rubric.tie_label: "tie"}
@@ -306,6 +329,15 @@ def _call_result(config: Config, request: Request, pending: Pending) -> CallResu
         tag_first=tags[0],
         tag_second=tags[1],
     )
+
+
+SHORT_REPLY = 64  # replies up to this length are parsed once and remembered
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_short(text: str, style: str, labels: tuple[str, str], tie_label: str) -> str:
+    """parse_reply of a short reply, remembered: a label rubric's replies are a few strings, parsed once each."""
+    return parse_reply(text, style=style, labels=labels, tie_label=tie_label)
 
 
 def item_result(item: Item, calls: list[CallResult]) -> ItemResult:

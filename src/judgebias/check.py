@@ -1,0 +1,209 @@
+"""A gate for CI: fail when a judge or rubric regresses below the figures you promised.
+
+`python -m judgebias.check RUN_OR_SWEEP_DIR [more] --min-consistency 0.8 --max-biased-first 0.1 --min-agreement 0.75`
+reads every summary.json under the given folders (a run folder, a sweep folder, or a folder of sweeps) and checks
+each job against every threshold given. Exit codes: 0 every job passes, 1 a threshold failed (or a job failed,
+had failed calls, or left no result), 2 usage error (bad option, no folder, no summary.json found).
+
+A figure a job does not have (agreement on data without human labels, consistency with one order recorded)
+fails its threshold by default, because a gate that silently checks nothing protects nothing; pass
+`--skip-missing` to report such a figure as skipped instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from judgebias.aggregate import Job, find_jobs
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """One gate: a summary figure, a bound, and which side of it passes."""
+
+    option: str
+    figure: str
+    bound: float
+    minimum: bool
+
+    def passes(self, value: float) -> bool:
+        """Whether a value is on the passing side (the bound itself passes)."""
+        return value >= self.bound if self.minimum else value <= self.bound
+
+    def describe(self) -> str:
+        """E.g. 'position_consistency >= 0.8'."""
+        return f"{self.figure} {'>=' if self.minimum else '<='} {self.bound:g}"
+
+
+# option name, summary figure, is a minimum
+GATES = (
+    ("min_consistency", "position_consistency", True),
+    ("max_biased_first", "biased_first", False),
+    ("max_biased_second", "biased_second", False),
+    ("min_agreement", "human_agreement", True),
+    ("min_kappa", "cohen_kappa", True),
+    ("min_win_rate", "win_rate", True),
+    ("max_win_rate", "win_rate", False),
+    ("max_invalid_rate", "invalid_rate", False),
+)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """The outcome of one threshold on one job (or of the job itself when it did not finish)."""
+
+    job: str
+    ok: bool
+    message: str
+    skipped: bool = False
+
+
+def figure(summary: dict[str, Any], name: str) -> float | None:
+    """A figure of a summary; invalid_rate is derived: invalid replies per call."""
+    if name == "invalid_rate":
+        calls = summary.get("calls_total")
+        invalid = summary.get("n_invalid")
+        return invalid / calls if isinstance(calls, int) and calls > 0 and isinstance(invalid, int) else None
+    value = summary.get(name)
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _who(job: Job) -> str:
+    """'3 (gpt4o / default / q1)': the job and what it judged, as far as known."""
+    known = [str(job.summary[key]) for key in ("judge", "rubric", "data") if job.summary.get(key) is not None]
+    return f"{job.name} ({' / '.join(known)})" if known else job.name
+
+
+def check_job(job: Job, thresholds: Sequence[Threshold], *, skip_missing: bool = False) -> list[Finding]:
+    """Every finding for one job: its status first, then each threshold."""
+    s = job.summary
+    who = _who(job)
+    status = s.get("status", "ok")
+    if status in ("failed", "missing"):
+        return [Finding(job.name, False, f"FAIL {who}: job {status}: {s.get('error')}")]
+    if status == "dry-run":
+        return [Finding(job.name, False, f"FAIL {who}: a dry run has no figures to check")]
+    findings = []
+    if status == "errors" or s.get("failed_calls"):
+        findings.append(
+            Finding(
+                job.name,
+                False,
+                f"FAIL {who}: {s.get('failed_calls')} calls failed after their retries, so its figures leave items "
+                f"out (rerun to retry them)",
+            )
+        )
+    for threshold in thresholds:
+        value = figure(s, threshold.figure)
+        if value is None:
+            reason = s.get(f"{threshold.figure}_note") or _missing_reason(threshold.figure)
+            text = f"{who}: {threshold.figure} is not available ({reason}), so --{threshold.option.replace('_', '-')}"
+            if skip_missing:
+                findings.append(Finding(job.name, True, f"SKIP {text} was not checked", skipped=True))
+            else:
+                findings.append(Finding(job.name, False, f"FAIL {text} cannot pass (use --skip-missing to skip it)"))
+            continue
+        if not threshold.passes(value):
+            findings.append(
+                Finding(
+                    job.name,
+                    False,
+                    f"FAIL {who}: {threshold.figure} = {value:.3f}, needs {threshold.describe()} "
+                    f"(--{threshold.option.replace('_', '-')})",
+                )
+            )
+    return findings
+
+
+def _missing_reason(name: str) -> str:
+    if name in ("human_agreement", "cohen_kappa"):
+        return "the data has no human labels"
+    if name in ("position_consistency", "biased_first", "biased_second"):
+        return "only one order was recorded"
+    return "the run did not report it"
+
+
+def _fraction(text: str) -> float:
+    value = float(text)
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"{text} is not a fraction between 0 and 1 (e.g. 0.8 for 80%)")
+    return value
+
+
+def _kappa(text: str) -> float:
+    value = float(text)
+    if not -1.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"{text} is not a kappa between -1 and 1")
+    return value
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command line of the gate."""
+    p = argparse.ArgumentParser(
+        prog="python -m judgebias.check",
+        description="Fail (exit 1) when a run or any job of a sweep misses a threshold; exit 2 on a usage error.",
+    )
+    p.add_argument("paths", nargs="+", type=Path, help="run folders, sweep folders, or folders holding sweeps")
+    p.add_argument("--min-consistency", type=_fraction, help="lowest position_consistency that passes")
+    p.add_argument("--max-biased-first", type=_fraction, help="highest biased_first (first-position bias)")
+    p.add_argument("--max-biased-second", type=_fraction, help="highest biased_second (second-position bias)")
+    p.add_argument("--min-agreement", type=_fraction, help="lowest human_agreement (needs human labels)")
+    p.add_argument("--min-kappa", type=_kappa, help="lowest Cohen's kappa with the human labels")
+    p.add_argument("--min-win-rate", type=_fraction, help="lowest win_rate of answer a")
+    p.add_argument("--max-win-rate", type=_fraction, help="highest win_rate of answer a")
+    p.add_argument("--max-invalid-rate", type=_fraction, help="highest share of calls with an unreadable reply")
+    p.add_argument(
+        "--skip-missing",
+        action="store_true",
+        help="report a figure a job does not have (e.g. agreement without labels) as skipped instead of failing",
+    )
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Check the runs; print one line per failure (or one OK line); return the exit code."""
+    args = parser().parse_args(argv)
+    thresholds = [
+        Threshold(option, name, getattr(args, option), minimum)
+        for option, name, minimum in GATES
+        if getattr(args, option) is not None
+    ]
+    for path in args.paths:
+        if not path.is_dir():
+            print(f"judgebias.check: error: {path} is not a folder", file=sys.stderr)
+            return EXIT_USAGE
+    jobs = find_jobs(args.paths)
+    if not any(job.summary.get("status") not in ("missing", "dry-run") for job in jobs):
+        where = ", ".join(map(str, args.paths))
+        print(
+            f"judgebias.check: error: no summary.json under {where}: point it at a finished run or sweep folder",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    findings = [finding for job in jobs for finding in check_job(job, thresholds, skip_missing=args.skip_missing)]
+    for finding in findings:
+        if finding.skipped:
+            print(finding.message)
+    failures = [finding for finding in findings if not finding.ok]
+    for finding in failures:
+        print(finding.message)
+    checked = ", ".join(t.describe() for t in thresholds) or "no thresholds given: job status only"
+    if failures:
+        jobs_failing = len({finding.job for finding in failures})
+        print(f"judgebias.check: {jobs_failing} of {len(jobs)} jobs failed ({checked})", file=sys.stderr)
+        return EXIT_FAILED
+    print(f"OK: {len(jobs)} job{' passes' if len(jobs) == 1 else 's pass'} ({checked})")
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())
