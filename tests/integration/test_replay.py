@@ -9,7 +9,9 @@ import pytest
 
 pytestmark = pytest.mark.slow
 
-MTBENCH_JUDGES = [f"{j}/{p}" for j in ("GPT-4", "ChatGPT", "LLaMA2", "PaLM2") for p in ("Vanilla_NoRules", "Metrics_Reference")]
+MTBENCH_JUDGES = [
+    f"{j}/{p}" for j in ("GPT-4", "ChatGPT", "LLaMA2", "PaLM2") for p in ("Vanilla_NoRules", "Metrics_Reference")
+]
 
 
 def recorded(data_root: Path, folder: str, judge: str) -> dict[str, dict]:
@@ -20,7 +22,9 @@ def recorded(data_root: Path, folder: str, judge: str) -> dict[str, dict]:
 
 def test_replayed_gpt4_matches_the_recording_and_the_paper(cli, data_root):
     """Replaying GPT-4 on MT-Bench human pairs gives the recorded calls and LLMBar's 174/200 positional agreement."""
-    result = cli("judge=replay", "judge.name=GPT-4/Vanilla_NoRules", "data=mtbench_human", "rubric=llmbar", "report=false")
+    result = cli(
+        "judge=replay", "judge.name=GPT-4/Vanilla_NoRules", "data=mtbench_human", "rubric=llmbar", "report=false"
+    )
     assert 0 == result.code, result
     summary = result.summary()
     assert 0.87 == summary["position_consistency"]

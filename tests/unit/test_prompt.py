@@ -54,9 +54,7 @@ def test_tag_labels_are_distinct_and_seeded_per_call() -> None:
 
 def test_second_turn_item_shows_the_whole_conversation() -> None:
     """A second-turn item shows each assistant's first turn, so the judge sees the whole conversation."""
-    item = Item(
-        "i5", "And now?", "a2", "b2", extra={"question_turn1": "First?", "a_turn1": "a1", "b_turn1": "b1"}
-    )
+    item = Item("i5", "And now?", "a2", "b2", extra={"question_turn1": "First?", "a_turn1": "a1", "b_turn1": "b1"})
     blocks = find_answers(render_messages(item, shown(item, 2, "letters"), SYSTEM, USER, "tie")[1]["content"])
     assert blocks is not None
     assert "b1" in blocks[0][1] and "b2" in blocks[0][1] and "First?" in blocks[0][1]
