@@ -245,6 +245,7 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "judgebias-devserver"
     _status = 0  # the status of the last whole response sent on this connection (0: none)
+    _retry_after: float | None = None  # the retry-after-ms it carried, in seconds
 
     @property
     def _server(self) -> _Server:
@@ -367,12 +368,18 @@ class _Handler(BaseHTTPRequestHandler):
             state.in_flight += 1
             state.max_in_flight = max(state.max_in_flight, state.in_flight)
         arrived = time.monotonic()
-        self._status = 0
+        self._status, self._retry_after = 0, None
         try:
             if self._authorized(count=True):
                 self._admit_and_answer(body, digest, serial, options)
         finally:
-            event = {"body": digest.hex()[:16], "arrived": arrived, "done": time.monotonic(), "status": self._status}
+            event = {
+                "body": digest.hex()[:16],
+                "arrived": arrived,
+                "done": time.monotonic(),
+                "status": self._status,
+                "retry_after": self._retry_after,
+            }
             with state.lock:
                 state.in_flight -= 1
                 state.timeline.append(event)
@@ -504,7 +511,9 @@ class _Handler(BaseHTTPRequestHandler):
         return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 
     def _send_bytes(self, status: int, data: bytes, headers: Iterable[tuple[str, str]] = ()) -> None:
+        headers = tuple(headers)
         self._status = status
+        self._retry_after = next((int(value) / 1000 for name, value in headers if name == "retry-after-ms"), None)
         self.wfile.write(self._head(status, len(data), headers) + data)
 
     def _send_partial_and_abort(self, data: bytes) -> None:
@@ -699,7 +708,7 @@ class RunningServer:
         return self._server.state.snapshot()
 
     def timeline(self) -> list[dict[str, Any]]:
-        """Every chat-completions request (body digest, monotonic arrival and end, status; 0 = none sent), by arrival."""
+        """Every chat-completions request (body, monotonic arrival and end, status or 0, retry_after), by arrival."""
         with self._server.state.lock:
             return sorted(self._server.state.timeline, key=lambda event: event["arrived"])
 

@@ -14,15 +14,16 @@ import re
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
-
-from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
+from typing import TYPE_CHECKING, Any
 
 from judgebias.config import JudgeConfig, RubricConfig
 from judgebias.errors import FatalJudgeError, UserError
 from judgebias.judges import Reply, Request
 from judgebias.parsing import parse_reply
 from judgebias.ratelimit import Pacer
+
+if TYPE_CHECKING:
+    from tenacity import RetryCallState
 
 OPENAI_ENDPOINT = "https://api.openai.com/v1"
 TOP_LOGPROBS = 5
@@ -197,6 +198,8 @@ def call_with_retries(
             raise error
         return attempt()
 
+    from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
+
     backoff = wait_random_exponential(multiplier=config.retry_backoff, max=config.retry_backoff_max)
 
     def wait(state: RetryCallState) -> float:
@@ -257,21 +260,23 @@ def is_permanent(error: BaseException) -> bool:
 
 def explain(error: BaseException) -> str:
     """A one-line reason from an SDK error: never the request, and never the key even if the server echoed it."""
-    reason = _reason(error)
     request = getattr(error, "request", None)
     authorization = str(getattr(request, "headers", {}).get("authorization") or "")
-    for secret in {authorization, authorization.partition(" ")[2]}:
-        if len(secret) >= 8:
-            reason = reason.replace(secret, "[redacted]")
-    return reason
+    secret = authorization.partition(" ")[2] or authorization
+
+    def redact(text: str) -> str:
+        """The text without the credential the request carried (before any cut, so no part of it survives)."""
+        return text.replace(secret, "[redacted]") if len(secret) >= 8 else text
+
+    return _reason(error, redact)
 
 
-def _reason(error: BaseException) -> str:
+def _reason(error: BaseException, redact: Callable[[str], str]) -> str:
     import openai
 
     if isinstance(error, openai.APIStatusError):
         code = _error_code(error)
-        message = re.sub(r"^Error code: \d+ - ", "", getattr(error, "message", "") or "")
+        message = redact(re.sub(r"^Error code: \d+ - ", "", getattr(error, "message", "") or ""))
         hint = {
             401: "the API key was refused: check the key in the judge's api_key_env variable",
             403: "the key has no permission for this model",
@@ -288,7 +293,8 @@ def _reason(error: BaseException) -> str:
         return "timed out (raise judge.timeout or lower max_concurrency)"
     if isinstance(error, openai.APIConnectionError):
         return "could not connect (is the server running? check judge.base_url)"
-    return f"{type(error).__name__}: {str(error).splitlines()[0][:200] if str(error) else ''}"
+    text = redact(str(error))
+    return f"{type(error).__name__}: {text.splitlines()[0][:200] if text.strip() else ''}"
 
 
 def retry_after(error: BaseException | None) -> float | None:

@@ -19,8 +19,6 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from omegaconf import OmegaConf
-
 from judgebias.item import Item
 from judgebias.record import CallResult, ItemResult
 
@@ -213,7 +211,7 @@ def provenance(config: Config, summary: dict[str, Any]) -> dict[str, Any]:
         except metadata.PackageNotFoundError:
             versions[package] = None
     return {
-        "config": OmegaConf.to_container(OmegaConf.structured(config), resolve=True),
+        "config": dataclasses.asdict(config),  # the typed, resolved Config: as OmegaConf.to_container gives it
         "config_hash": config_hash(config),
         "models_reported": summary.get("models_reported", []),
         "python": platform.python_version(),
