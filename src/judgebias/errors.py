@@ -5,5 +5,13 @@ class UserError(Exception):
     """A mistake in the input, the config or the environment; the message says what and how to fix it."""
 
 
+class SecretInConfig(UserError):
+    """A config value that looks like a credential (a key typed where its env var's name belongs)."""
+
+    def __init__(self, message: str, secret: str) -> None:
+        super().__init__(message)
+        self.secret = secret
+
+
 class FatalJudgeError(UserError):
     """A permanent error from the judge endpoint (bad key, unknown model, quota): retrying cannot help."""

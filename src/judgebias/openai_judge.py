@@ -140,7 +140,7 @@ class OpenAIJudge:
             import openai
 
             attempts = self.config.max_retries + 1
-            if isinstance(error, openai.APIConnectionError) and not self.reached:
+            if type(error) is openai.APIConnectionError and not self.reached:  # refused or unresolvable, not a timeout
                 # Nothing has ever come back: the endpoint is down or wrong, and every other call would fail too.
                 raise FatalJudgeError(f"{self.describe()}: {explain(error)}, {attempts} attempts") from None
             raise CallFailed(f"{explain(error)} (after {attempts} attempts)") from None

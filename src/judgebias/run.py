@@ -22,7 +22,7 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
 
 from judgebias.config import Config, register_schemas
-from judgebias.errors import UserError
+from judgebias.errors import SecretInConfig, UserError
 from judgebias.output import write_json
 
 EXIT_CALLS_FAILED = 1
@@ -71,6 +71,8 @@ def job(cfg: DictConfig) -> int:
     try:
         summary = run_experiment(to_config(cfg), out_dir)
     except UserError as error:
+        if isinstance(error, SecretInConfig):
+            scrub(out_dir, error.secret)
         print(f"judgebias: error: {error}", file=sys.stderr)
         write_json(out_dir / "summary.json", _failure(cfg, str(error)))
         return EXIT_USER_ERROR
@@ -98,6 +100,16 @@ def job(cfg: DictConfig) -> int:
         )
         return EXIT_CALLS_FAILED
     return 0
+
+
+def scrub(out_dir: Path, secret: str) -> None:
+    """Remove a credential typed into the config from Hydra's dumps of it (the job's and the sweep's)."""
+    dumps = [*out_dir.glob(".hydra/*.yaml"), out_dir.parent / "multirun.yaml"]
+    for path in dumps:
+        if path.is_file():
+            text = path.read_text(encoding="utf-8")
+            if secret in text:
+                path.write_text(text.replace(secret, "[redacted]"), encoding="utf-8")
 
 
 def _failure(cfg: DictConfig, message: str) -> dict[str, Any]:

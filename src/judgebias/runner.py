@@ -11,6 +11,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import functools
+import re
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -22,7 +23,7 @@ from judgebias.cache import ReplyCache, call_key
 from judgebias.config import Config, JudgeConfig
 from judgebias.console import Progress
 from judgebias.dataset import load_items, normalize_answer, resolve_path
-from judgebias.errors import FatalJudgeError, UserError
+from judgebias.errors import FatalJudgeError, SecretInConfig, UserError
 from judgebias.item import Item
 from judgebias.judges import Backend, PaidBackend, Reply, Request, build_backend, missing_recordings
 from judgebias.metrics import bradley_terry_ratings, ensemble_results, soft_preference, summarize
@@ -30,6 +31,8 @@ from judgebias.parsing import parse_reply
 from judgebias.prompt import render_messages, shown, unknown_placeholders
 from judgebias.record import CallResult, ItemResult
 from judgebias.verdict import is_consistent, reconcile
+
+ENV_VAR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclasses.dataclass
@@ -114,6 +117,13 @@ def _check_openai_settings(judge: JudgeConfig) -> None:
             raise UserError(f"judge {judge.name!r}: judge.{key}={value} must be > 0, or null for no client-side limit")
     if judge.max_tokens < 1:
         raise UserError(f"judge {judge.name!r}: judge.max_tokens={judge.max_tokens} must be at least 1")
+    if judge.api_key_env is not None and not ENV_VAR_NAME.fullmatch(judge.api_key_env):
+        # Most likely the key itself: never echo it, and let the caller scrub it from Hydra's config dumps.
+        raise SecretInConfig(
+            f"judge {judge.name!r}: judge.api_key_env takes the NAME of an environment variable (e.g. "
+            "OPENAI_API_KEY), not the key itself; the value was removed from this run's saved config",
+            judge.api_key_env,
+        )
 
 
 def run_experiment(config: Config, out_dir: Path, *, echo: Callable[[str], None] = print) -> dict[str, Any]:
