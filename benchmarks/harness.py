@@ -1,0 +1,317 @@
+"""The pieces benchmarks/run.py is built from: the devserver in its own process, synthetic datasets, judgebias and
+baseline runs in fresh subprocesses (wall time and peak RSS of each), and the machine's description.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+PYTHON = sys.executable
+GNU_TIME = shutil.which("time", path="/usr/bin:/bin")  # GNU time, for each run's own peak RSS
+MODELS = ("model-alpha", "model-beta", "model-gamma", "model-delta")
+WORDS = [
+    "the",
+    "answer",
+    "is",
+    "clearly",
+    "stated",
+    "with",
+    "a",
+    "short",
+    "reason",
+    "and",
+    "one",
+    "example",
+    "that",
+    "supports",
+    "it",
+    "while",
+    "the",
+    "other",
+    "misses",
+    "a",
+    "step",
+    "so",
+    "the",
+    "result",
+    "differs",
+    "slightly",
+    "from",
+    "what",
+    "was",
+    "asked",
+    "but",
+    "remains",
+    "readable",
+    "and",
+    "polite",
+    "overall",
+]
+
+MINIMAL_HYDRA_APP = """import hydra
+from omegaconf import DictConfig
+
+
+@hydra.main(version_base="1.3", config_path="conf", config_name="config")
+def main(cfg: DictConfig) -> None:
+    print(cfg.name, cfg.value)
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+@dataclass
+class Measured:
+    """One subprocess: exit code, wall seconds, peak RSS (KiB) and what it printed."""
+
+    code: int
+    seconds: float
+    max_rss_kib: int
+    stdout: str
+    stderr: str
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def median(values: Sequence[float]) -> float:
+    """The median (the benchmarks' one summary of repeated runs on a noisy machine)."""
+    return float(statistics.median(values))
+
+
+def machine() -> dict[str, str]:
+    """Date, cores, CPU model and Python version, for the record."""
+    model = platform.processor() or "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {
+        "date": time.strftime("%Y-%m-%d %H:%M %Z"),
+        "nproc": str(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()),
+        "cpu": model,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+    }
+
+
+def run_measured(
+    args: Sequence[str],
+    *,
+    log_dir: Path,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    timeout: float = 900.0,
+    while_running: Callable[[], None] | None = None,
+) -> Measured:
+    """Run `args` in a fresh process: wall seconds, exit code, output, and the process's own peak RSS.
+
+    The peak RSS comes from GNU time (/usr/bin/time), a small C process between this one and the measured one:
+    Linux carries the parent's high-water mark into a forked child's ru_maxrss across exec, so a child spawned
+    straight from this (large) process would report at least this process's size.
+    """
+    log_dir.mkdir(parents=True, exist_ok=True)
+    out_path, err_path, rss_path = log_dir / "stdout.txt", log_dir / "stderr.txt", log_dir / "maxrss.txt"
+    command = [GNU_TIME, "-f", "%M", "-o", str(rss_path), *args] if GNU_TIME else list(args)
+    with out_path.open("wb") as out, err_path.open("wb") as err:
+        started = time.perf_counter()
+        process = subprocess.Popen(command, stdout=out, stderr=err, env=env, cwd=cwd)
+        while process.poll() is None:
+            if time.perf_counter() - started > timeout:
+                process.kill()
+                process.wait()
+                break
+            if while_running is not None:
+                while_running()
+            time.sleep(0.005)
+        seconds = time.perf_counter() - started
+    rss = 0
+    if GNU_TIME and rss_path.exists():
+        lines = rss_path.read_text(encoding="utf-8").split()
+        rss = int(lines[-1]) if lines and lines[-1].isdigit() else 0
+    return Measured(
+        code=process.returncode,
+        seconds=seconds,
+        max_rss_kib=rss,
+        stdout=out_path.read_text(encoding="utf-8", errors="replace"),
+        stderr=err_path.read_text(encoding="utf-8", errors="replace"),
+    )
+
+
+class DevServer:
+    """`python -m judgebias.devserver` in its own process (its CPU is not the client's), with its counters."""
+
+    def __init__(self, *flags: str) -> None:
+        self.process = subprocess.Popen(
+            [PYTHON, "-m", "judgebias.devserver", "--port", "0", "--policy", "hash", *flags],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline().strip()
+        if not line.startswith("serving on "):
+            self.process.kill()
+            raise RuntimeError(f"the devserver did not start: {line!r}")
+        self.url = line.removeprefix("serving on ")
+        self.root = self.url.removesuffix("/v1")
+
+    def reset(self) -> None:
+        """Zero the counters and refill the rate limiter."""
+        request = urllib.request.Request(self.root + "/reset", data=b"{}", method="POST")
+        with urllib.request.urlopen(request, timeout=10) as response:
+            response.read()
+
+    def stats(self) -> dict[str, Any]:
+        """The server's counters (requests, by_status, ...)."""
+        with urllib.request.urlopen(self.root + "/stats", timeout=10) as response:
+            stats: dict[str, Any] = json.loads(response.read())
+        return stats
+
+    def stop(self) -> None:
+        """SIGTERM, then wait."""
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+@contextmanager
+def devserver(*flags: str) -> Iterator[DevServer]:
+    """A devserver for the length of a `with` block."""
+    server = DevServer(*flags)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def write_items(path: Path, n: int, *, seed: int = 0) -> int:
+    """A JSONL dataset of `n` short items with human labels and model names; returns the bytes of their text."""
+    rng = random.Random(seed)
+    text_bytes = 0
+    with path.open("w", encoding="utf-8") as file:
+        for index in range(n):
+            question = f"Question {index}: which answer explains item {rng.randrange(10**6)} better?"
+            a = " ".join(rng.choices(WORDS, k=rng.randint(6, 14)))
+            b = " ".join(rng.choices(WORDS, k=rng.randint(6, 14)))
+            model_a, model_b = rng.sample(MODELS, 2)
+            record = {
+                "id": f"item-{index:06d}",
+                "question": question,
+                "a": a,
+                "b": b,
+                "human": rng.choice(("1", "2", "tie", None)),
+                "model_a": model_a,
+                "model_b": model_b,
+            }
+            text_bytes += sum(len(record[key].encode("utf-8")) for key in ("id", "question", "a", "b"))
+            file.write(json.dumps(record) + "\n")
+    return text_bytes
+
+
+def compose(overrides: Sequence[str]) -> Any:
+    """judgebias's typed Config for these overrides, composed by Hydra as the CLI composes it."""
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_module
+    from hydra.core.global_hydra import GlobalHydra
+
+    from judgebias.config import register_schemas
+    from judgebias.run import to_config
+
+    register_schemas()
+    GlobalHydra.instance().clear()
+    with initialize_config_module(config_module="judgebias.conf", version_base="1.3"):
+        cfg = hydra_compose(config_name="config", overrides=list(overrides))
+    return to_config(cfg)
+
+
+def calls_of(config: Any) -> Iterator[tuple[Any, Any, Any]]:
+    """(backend, view, messages) of every call the run would make, enumerated by judgebias's own runner."""
+    from judgebias.judges import build_backend
+    from judgebias.runner import Judging, _requests, prepare_items
+
+    backend = build_backend(config.judge, config.rubric, None)
+    judging = Judging(config.judge.name, config.judge, backend)
+    for _, _, request in _requests(config, [judging], prepare_items(config)):
+        yield backend, request.view, request.messages
+
+
+def write_requests(config: Any, path: Path) -> int:
+    """The chat messages of every call of the run, one JSON line each (for the bare-SDK baselines)."""
+    count = 0
+    with path.open("w", encoding="utf-8") as file:
+        for _, _, messages in calls_of(config):
+            file.write(json.dumps({"messages": messages}, ensure_ascii=False) + "\n")
+            count += 1
+    return count
+
+
+def fill_cache(config: Any) -> int:
+    """Store a reply for every call of the run with judgebias's own key and cache functions; returns the count."""
+    import hashlib
+
+    from judgebias.cache import ReplyCache, call_key
+    from judgebias.judges import Reply
+
+    cache = ReplyCache(config.cache.dir, "use")
+    count = 0
+    try:
+        with cache._open().transact():
+            for backend, view, messages in calls_of(config):
+                key = call_key(backend.cache_request(messages))
+                pick = hashlib.sha256(key.encode()).digest()[0] % 3
+                text = (view.label_first, view.label_second, config.rubric.tie_label)[pick]
+                reply = Reply(text=text, prompt_tokens=80, completion_tokens=1, model="judgebias-dev")
+                cache.put(key, reply.to_json())
+                count += 1
+    finally:
+        cache.close()
+    return count
+
+
+def write_minimal_hydra_app(folder: Path) -> Path:
+    """A minimal Hydra app (one two-key YAML config, prints a line); returns its script."""
+    (folder / "conf").mkdir(parents=True, exist_ok=True)
+    (folder / "conf" / "config.yaml").write_text("name: minimal\nvalue: 1\n", encoding="utf-8")
+    script = folder / "app.py"
+    script.write_text(MINIMAL_HYDRA_APP, encoding="utf-8")
+    return script
+
+
+def judgebias_args(overrides: Sequence[str]) -> list[str]:
+    """The command of one judgebias run through the probing entry point."""
+    return [PYTHON, str(HERE / "jb_entry.py"), *overrides]
+
+
+def read_summary(run_dir: Path) -> dict[str, Any]:
+    """summary.json of a finished run."""
+    summary: dict[str, Any] = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+    return summary
+
+
+def fresh(path: Path) -> Path:
+    """`path`, emptied."""
+    shutil.rmtree(path, ignore_errors=True)
+    path.mkdir(parents=True)
+    return path

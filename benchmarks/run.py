@@ -1,0 +1,561 @@
+"""Speed and memory of judgebias at the limit, as ratios against baselines measured in the same invocation.
+
+Usage: python benchmarks/run.py [--quick] [--only NAME ...] [--repeats 3] [--keep]
+(`make bench` runs it with the defaults.) Benchmarks, in order:
+
+  live      1,000 items (2,000 calls) at 100 ms server latency, max_concurrency=64, against a bare thread-pool
+            loop of the official `openai` SDK sending the same 2,000 requests at the same concurrency; also the
+            latency bound and the naive sequential loop (measured on fewer items, scaled per call).
+  default   the same at the default concurrency (16), against the latency bound 2N x 0.1 s / 16; also checks
+            that verdicts reach disk while the run is still going.
+  cached    a fully cached rerun: cost per cached call, (T(10,000 items) - T(10 items)) / 20,000; that the
+            `openai` SDK is never imported; start-up of a warm 10-item run against a minimal Hydra app.
+  ratelimit 2,000 calls against a server admitting 100 requests/s (429 + Retry-After beyond), max_concurrency=64:
+            adaptive (no client limit) and with judge.requests_per_minute=6000.
+  memory    peak RSS of a cached run over 50,000 short items against the 10-item run; and how long the summary
+            phase takes for 50,000 items at the default settings.
+
+Every measured run is a fresh subprocess; each figure is the median of --repeats runs. The devserver runs in
+its own process. Live judgebias runs import the SDK before the run starts (benchmarks/jb_entry.py), as the
+baseline does before its clock starts; the one-off import is measured and printed on its own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import harness
+from harness import PYTHON, Measured, median, run_measured
+
+LATENCY = 0.1
+
+
+@dataclass
+class Figure:
+    """One line of the results table."""
+
+    target: str  # which target of issue #6 ("1".."5", or "-" for information only)
+    name: str
+    measured: str
+    goal: str = ""
+    passed: bool | None = None  # None: information, no target
+
+    @property
+    def verdict(self) -> str:
+        """PASS, MISS or "info"."""
+        return "info" if self.passed is None else ("PASS" if self.passed else "MISS")
+
+
+@dataclass
+class Context:
+    """What every benchmark needs: sizes, repeats, a scratch folder, and the shared cached dataset."""
+
+    quick: bool
+    repeats: int
+    work: Path
+    env: dict[str, str]
+    cached_sizes: dict[int, Path]
+    cached_filled: int = 0
+
+    def n(self, full: int, quick: int) -> int:
+        """A size: `full`, or `quick` for a smoke run."""
+        return quick if self.quick else full
+
+    def log(self, message: str) -> None:
+        """Progress on stderr (the table goes to stdout)."""
+        print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def base_overrides(url: str, items: Path, cache: Path, run_dir: Path) -> list[str]:
+    """The overrides every benchmark run shares: the local judge, a JSONL dataset, its own cache and run folder."""
+    return [
+        "judge=local",
+        f"judge.base_url={url}",
+        "data=jsonl",
+        f"data.path={items}",
+        f"cache.dir={cache}",
+        f"hydra.run.dir={run_dir}",
+        "progress=off",
+        "report=false",
+    ]
+
+
+def judgebias_run(
+    ctx: Context,
+    name: str,
+    overrides: list[str],
+    *,
+    preimport: bool = False,
+    probe: bool = False,
+    plain: bool = False,
+    failed_calls_ok: bool = False,
+    while_running: Callable[[], None] | None = None,
+) -> tuple[Measured, dict[str, Any]]:
+    """One judgebias run in a fresh process; returns the measurement and summary.json (probe results in extra)."""
+    log_dir = ctx.work / "logs" / name
+    env = dict(ctx.env)
+    if preimport:
+        env["JUDGEBIAS_BENCH_PREIMPORT_OPENAI"] = "1"
+    probe_file = log_dir / "probe.json"
+    if probe:
+        env["JUDGEBIAS_BENCH_PROBE"] = str(probe_file)
+    args = [PYTHON, "-m", "judgebias.run", *overrides] if plain else harness.judgebias_args(overrides)
+    measured = run_measured(args, log_dir=log_dir, env=env, cwd=ctx.work, while_running=while_running)
+    run_dir = Path(next(o.split("=", 1)[1] for o in overrides if o.startswith("hydra.run.dir=")))
+    failed_calls = measured.code != 0 and failed_calls_ok and (run_dir / "summary.json").exists()
+    if measured.code != 0 and not (failed_calls and harness.read_summary(run_dir).get("failed_calls")):
+        raise RuntimeError(f"judgebias run {name} exited {measured.code}:\n{measured.stderr[-3000:]}")
+    if probe:
+        measured.extra = json.loads(probe_file.read_text(encoding="utf-8"))
+    return measured, harness.read_summary(run_dir)
+
+
+def check_live(summary: dict[str, Any], calls: int, name: str, *, failed_calls_ok: bool = False) -> None:
+    """A live benchmark run must have made every call live and had none fail."""
+    if summary["calls_live"] != calls or (summary["failed_calls"] and not failed_calls_ok):
+        raise RuntimeError(
+            f"{name}: expected {calls} live calls and no failures, got {summary['calls_live']} live, "
+            f"{summary['failed_calls']} failed"
+        )
+
+
+# ----------------------------------------------------------------------------------------------- 1. live
+
+
+def sdk_loop_args(url: str, requests: Path, *flags: str) -> list[str]:
+    """The command of one bare-SDK baseline run (benchmarks/sdk_loop.py)."""
+    return [PYTHON, str(harness.HERE / "sdk_loop.py"), "--url", url, "--requests", str(requests), *flags]
+
+
+def bench_live(ctx: Context) -> list[Figure]:
+    """Target 1: judgebias at max_concurrency=64 against a bare SDK loop, the latency bound and a sequential loop."""
+    n = ctx.n(1000, 150)
+    calls = 2 * n
+    seq_items = ctx.n(40, 10)
+    concurrency = 64
+    folder = harness.fresh(ctx.work / "live")
+    items = folder / "items.jsonl"
+    harness.write_items(items, n, seed=1)
+    bare, judged, sequential = [], [], []
+    with harness.devserver("--latency", str(LATENCY)) as server:
+        requests = folder / "requests.jsonl"
+        config = harness.compose(base_overrides(server.url, items, folder / "unused-cache", folder / "unused-run"))
+        assert harness.write_requests(config, requests) == calls
+        for repeat in range(ctx.repeats):
+            ctx.log(f"live: repeat {repeat + 1}/{ctx.repeats}: bare SDK loop, {calls} calls at c={concurrency}")
+            loop = run_measured(
+                sdk_loop_args(server.url, requests, "--concurrency", str(concurrency)),
+                log_dir=ctx.work / "logs" / f"live-bare-{repeat}",
+                env=ctx.env,
+            )
+            bare.append(json.loads(loop.stdout)["seconds"])
+            ctx.log(f"live: repeat {repeat + 1}/{ctx.repeats}: judgebias, {calls} calls at c={concurrency}")
+            run_dir = folder / f"run-{repeat}"
+            overrides = base_overrides(server.url, items, harness.fresh(folder / f"cache-{repeat}"), run_dir)
+            _, summary = judgebias_run(
+                ctx,
+                f"live-judgebias-{repeat}",
+                [*overrides, f"max_concurrency={concurrency}", "bootstrap.resamples=0"],
+                preimport=True,
+            )
+            check_live(summary, calls, "live")
+            judged.append(summary["judging_seconds"])
+            ctx.log(f"live: repeat {repeat + 1}/{ctx.repeats}: sequential SDK loop, {seq_items} items")
+            loop = run_measured(
+                sdk_loop_args(server.url, requests, "--sequential", "--limit", str(2 * seq_items)),
+                log_dir=ctx.work / "logs" / f"live-seq-{repeat}",
+                env=ctx.env,
+            )
+            sequential.append(json.loads(loop.stdout)["seconds"] / (2 * seq_items))
+    ctx.log(f"live: bare {bare}, judgebias {judged}, sequential per call {sequential}")
+    t_bare, t_jb = median(bare), median(judged)
+    bound = calls * LATENCY / concurrency
+    t_seq = median(sequential) * calls
+    return [
+        Figure(
+            "1",
+            f"judging phase / bare SDK loop ({calls} calls, c={concurrency}, {LATENCY * 1000:.0f} ms)",
+            f"{t_jb / t_bare:.2f}x ({t_jb:.2f} s / {t_bare:.2f} s)",
+            "<= 1.10x",
+            t_jb / t_bare <= 1.10,
+        ),
+        Figure(
+            "1",
+            f"latency bound {calls} x {LATENCY} s / {concurrency}",
+            f"{bound:.2f} s; judgebias at {t_jb / bound:.2f}x, bare loop at {t_bare / bound:.2f}x of it",
+        ),
+        Figure(
+            "1",
+            f"speed-up over the sequential loop (per call from {2 * seq_items} calls, x {calls})",
+            f"{t_seq / t_jb:.1f}x ({t_seq:.0f} s / {t_jb:.2f} s)",
+            ">= 25x",
+            t_seq / t_jb >= 25,
+        ),
+    ]
+
+
+# -------------------------------------------------------------------------------------------- 2. default
+
+
+def bench_default(ctx: Context) -> list[Figure]:
+    """Target 2: the default concurrency (16) against the latency bound; verdicts on disk during the run."""
+    n = ctx.n(1000, 200)
+    calls = 2 * n
+    concurrency = 16
+    folder = harness.fresh(ctx.work / "default")
+    items = folder / "items.jsonl"
+    harness.write_items(items, n, seed=2)
+    judged, streamed = [], []
+    with harness.devserver("--latency", str(LATENCY)) as server:
+        for repeat in range(ctx.repeats):
+            ctx.log(f"default: repeat {repeat + 1}/{ctx.repeats}: judgebias, {calls} calls at the default concurrency")
+            run_dir = folder / f"run-{repeat}"
+            partial, final = run_dir / "verdicts.jsonl.part", run_dir / "verdicts.jsonl"
+            seen = {"lines": 0}
+
+            def peek(partial: Path = partial, final: Path = final, seen: dict[str, int] = seen) -> None:
+                if not final.exists() and partial.exists():
+                    with partial.open("rb") as file:
+                        seen["lines"] = max(seen["lines"], file.read().count(b"\n"))
+
+            overrides = base_overrides(server.url, items, harness.fresh(folder / f"cache-{repeat}"), run_dir)
+            _, summary = judgebias_run(
+                ctx,
+                f"default-{repeat}",
+                [*overrides, "bootstrap.resamples=0"],
+                preimport=True,
+                while_running=peek,
+            )
+            check_live(summary, calls, "default")
+            judged.append(summary["judging_seconds"])
+            streamed.append(seen["lines"])
+    ctx.log(f"default: judgebias {judged}; verdict lines seen on disk before the end {streamed}")
+    bound = calls * LATENCY / concurrency
+    t_jb = median(judged)
+    return [
+        Figure(
+            "2",
+            f"judging phase / latency bound {calls} x {LATENCY} s / {concurrency} (default concurrency)",
+            f"{t_jb / bound:.3f}x ({t_jb:.2f} s / {bound:.2f} s)",
+            "<= 1.15x",
+            t_jb / bound <= 1.15,
+        ),
+        Figure(
+            "5",
+            "verdicts on disk while the run was still going (most lines seen in verdicts.jsonl.part)",
+            f"{min(streamed)} of {n} lines (least of {len(streamed)} runs)",
+            "> 0",
+            min(streamed) > 0,
+        ),
+    ]
+
+
+# --------------------------------------------------------------------------------------------- 3. cached
+
+CACHED_URL = "http://127.0.0.1:9/v1"  # part of every cache key; nothing listens there: a miss would fail
+
+
+def cached_store(ctx: Context, n: int) -> tuple[Path, Path]:
+    """(items file of the first `n` items, cache dir) with every call of those items in the cache."""
+    folder = ctx.work / "cached"
+    cache = folder / "cache"
+    if n not in ctx.cached_sizes:
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"items-{n}.jsonl"
+        harness.write_items(path, n, seed=3)
+        ctx.cached_sizes[n] = path
+    if ctx.cached_filled < n:
+        started = time.perf_counter()
+        config = harness.compose(base_overrides(CACHED_URL, ctx.cached_sizes[n], cache, folder / "unused"))
+        count = harness.fill_cache(config)
+        ctx.log(
+            f"cached: wrote {count} replies with judgebias's own key functions in {time.perf_counter() - started:.1f} s"
+        )
+        ctx.cached_filled = n
+    return ctx.cached_sizes[n], cache
+
+
+def cached_run(ctx: Context, name: str, n: int, extra: list[str], **kwargs: Any) -> tuple[Measured, dict[str, Any]]:
+    """One fully cached judgebias run over the first `n` items; fails unless every call was a cache hit."""
+    items, cache = cached_store(ctx, n)
+    run_dir = ctx.work / "cached" / f"run-{name}"
+    measured, summary = judgebias_run(ctx, name, [*base_overrides(CACHED_URL, items, cache, run_dir), *extra], **kwargs)
+    if summary["calls_cached"] != 2 * n or summary["calls_live"]:
+        raise RuntimeError(f"{name}: expected {2 * n} cached calls, got {summary['calls_cached']}")
+    return measured, summary
+
+
+def bench_cached(ctx: Context) -> list[Figure]:
+    """Target 3: cost per cached call, no SDK import, start-up against a minimal Hydra app."""
+    big = ctx.n(10_000, 1_000)
+    small = 10
+    cached_store(ctx, big)
+    cached_store(ctx, small)
+    app = harness.write_minimal_hydra_app(ctx.work / "hydra-min")
+    settings = ["bootstrap.resamples=0"]
+    t_big, t_small, t_app = [], [], []
+    startup_repeats = max(ctx.repeats, 5)
+    for repeat in range(startup_repeats):
+        ctx.log(f"cached: repeat {repeat + 1}/{startup_repeats}: minimal Hydra app, warm 10-item run, {big}-item run")
+        app_run = run_measured(
+            [PYTHON, str(app), f"hydra.run.dir={ctx.work / 'hydra-min' / f'out-{repeat}'}"],
+            log_dir=ctx.work / "logs" / f"hydra-min-{repeat}",
+            env=ctx.env,
+        )
+        t_app.append(app_run.seconds)
+        t_small.append(cached_run(ctx, f"cached-{small}-{repeat}", small, settings, plain=True)[0].seconds)
+        if repeat < ctx.repeats:
+            t_big.append(cached_run(ctx, f"cached-{big}-{repeat}", big, settings, plain=True)[0].seconds)
+    probe, _ = cached_run(ctx, f"cached-{big}-probe", big, settings, probe=True)
+    imported = bool(probe.extra["openai_imported"])
+    ctx.log(f"cached: T({big}) {t_big}, T({small}) {t_small}, minimal Hydra app {t_app}")
+    per_call = (median(t_big) - median(t_small)) / (2 * (big - small))
+    startup = median(t_small) / median(t_app)
+    return [
+        Figure(
+            "3",
+            f"cost per cached call, (T({big}) - T({small})) / {2 * (big - small)}",
+            f"{per_call * 1e6:.0f} us ({median(t_big):.2f} s - {median(t_small):.2f} s)",
+            "<= 100 us",
+            per_call <= 100e-6,
+        ),
+        Figure("3", "`openai` imported by a fully cached run", "yes" if imported else "no", "no", not imported),
+        Figure(
+            "3",
+            "warm 10-item run / minimal Hydra app (whole process, start to exit)",
+            f"{startup:.2f}x ({median(t_small):.3f} s / {median(t_app):.3f} s)",
+            "<= 1.30x",
+            startup <= 1.30,
+        ),
+    ]
+
+
+# ------------------------------------------------------------------------------------------ 4. ratelimit
+
+
+def bench_ratelimit(ctx: Context) -> list[Figure]:
+    """Target 4: a server admitting 100 requests/s; adaptive client, and a client limit of 6000 per minute."""
+    n = ctx.n(1000, 200)
+    calls = 2 * n
+    rate = 100.0
+    concurrency = 64
+    folder = harness.fresh(ctx.work / "ratelimit")
+    items = folder / "items.jsonl"
+    harness.write_items(items, n, seed=4)
+    variants = {
+        "adaptive": ("adaptive (no client limit)", []),
+        "rpm": ("judge.requests_per_minute=6000", ["judge.requests_per_minute=6000"]),
+    }
+    results: dict[str, list[dict[str, float]]] = {name: [] for name in variants}
+    with harness.devserver("--latency", str(LATENCY), "--rate-limit", str(rate)) as server:
+        for repeat in range(ctx.repeats):
+            for variant, (_, extra) in variants.items():
+                ctx.log(f"ratelimit: repeat {repeat + 1}/{ctx.repeats}: {variant}, {calls} calls at c={concurrency}")
+                server.reset()
+                run_dir = folder / f"run-{variant}-{repeat}"
+                cache = harness.fresh(folder / f"cache-{variant}-{repeat}")
+                _, summary = judgebias_run(
+                    ctx,
+                    f"ratelimit-{variant}-{repeat}",
+                    [
+                        *base_overrides(server.url, items, cache, run_dir),
+                        f"max_concurrency={concurrency}",
+                        "bootstrap.resamples=0",
+                        *extra,
+                    ],
+                    preimport=True,
+                    failed_calls_ok=True,
+                )
+                stats = server.stats()
+                check_live(summary, calls, f"ratelimit {variant}", failed_calls_ok=True)
+                limited = int(stats["by_status"].get("429", 0))
+                results[variant].append(
+                    {
+                        "seconds": summary["judging_seconds"],
+                        "share": limited / stats["requests"],
+                        "limited": limited,
+                        "failed": summary["failed_calls"],
+                    }
+                )
+    figures = []
+    for variant, (label, _) in variants.items():
+        runs = results[variant]
+        ctx.log(f"ratelimit {variant}: {runs}")
+        seconds = median([r["seconds"] for r in runs])
+        share = median([r["share"] for r in runs])
+        failed = max(r["failed"] for r in runs)
+        achieved = (calls - failed) / seconds / rate
+        figures += [
+            Figure(
+                "4",
+                f"{label}: completed calls per second / admitted {rate:.0f}/s (c={concurrency})",
+                f"{achieved:.3f} ({calls} calls in {seconds:.2f} s; failed calls: {failed})",
+                ">= 0.90, none failed",
+                achieved >= 0.90 and failed == 0,
+            ),
+            Figure(
+                "4",
+                f"{label}: 429s / all requests",
+                f"{100 * share:.1f}% (429s per run: {', '.join(str(int(r['limited'])) for r in runs)})",
+                "<= 25%",
+                share <= 0.25,
+            ),
+        ]
+    return figures
+
+
+# --------------------------------------------------------------------------------------------- 5. memory
+
+
+def bench_memory(ctx: Context) -> list[Figure]:
+    """Target 5: peak RSS of a cached run over 50,000 items against 10 items; the summary phase at defaults."""
+    big = ctx.n(50_000, 5_000)
+    small = 10
+    cached_store(ctx, small)
+    items, _ = cached_store(ctx, big)
+    text_bytes = sum(
+        len(record[key].encode("utf-8"))
+        for line in items.read_text(encoding="utf-8").splitlines()
+        for record in [json.loads(line)]
+        for key in ("id", "question", "a", "b")
+    )
+    settings = ["bootstrap.resamples=0"]
+    rss_big, rss_small = [], []
+    for repeat in range(ctx.repeats):
+        ctx.log(f"memory: repeat {repeat + 1}/{ctx.repeats}: cached runs over {small} and {big} items")
+        rss_small.append(cached_run(ctx, f"memory-{small}-{repeat}", small, settings, plain=True)[0].max_rss_kib)
+        rss_big.append(cached_run(ctx, f"memory-{big}-{repeat}", big, settings, plain=True)[0].max_rss_kib)
+    ctx.log(f"memory: peak RSS KiB {small} items {rss_small}, {big} items {rss_big}")
+    if not harness.GNU_TIME:
+        raise RuntimeError("memory: peak RSS per run needs GNU time at /usr/bin/time (apt-get install time)")
+    growth = (median(rss_big) - median(rss_small)) * 1024
+    allowed = 2048 * big + text_bytes
+    report = _report_available()
+    defaults = [] if report else ["report=false"]
+    summary_runs = []
+    for repeat in range(1):  # one run: information only, and the longest run of the benchmark
+        ctx.log(f"memory: summary phase of {big} items at the default settings")
+        measured, _ = cached_run(ctx, f"summary-{big}-{repeat}", big, defaults, probe=True)
+        summary_runs.append(measured)
+    summary_seconds = median([m.extra.get("summary_seconds", 0.0) for m in summary_runs])
+    write_seconds = median([m.extra.get("write_seconds", 0.0) for m in summary_runs])
+    return [
+        Figure(
+            "5",
+            f"peak RSS growth, {big} vs {small} cached items / (2 KiB per item + the items' text)",
+            f"{growth / allowed:.2f} ({growth / 2**20:.1f} MiB of {allowed / 2**20:.1f} MiB allowed; "
+            f"{(growth - text_bytes) / big:.0f} B per item beyond its {text_bytes / big:.0f} B of text)",
+            "<= 1.00",
+            growth <= allowed,
+        ),
+        Figure(
+            "-",
+            f"summary phase for {big} items at the default settings (1000 bootstrap resamples"
+            f"{'' if report else '; report=false: judgebias.report is not in this tree'})",
+            f"{summary_seconds:.2f} s summary + {write_seconds:.2f} s ratings/provenance"
+            f"{'/report' if report else ''}; whole run {median([m.seconds for m in summary_runs]):.1f} s, "
+            f"peak RSS {median([m.max_rss_kib for m in summary_runs]) / 1024:.0f} MiB",
+        ),
+    ]
+
+
+def _report_available() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("judgebias.report") is not None
+
+
+def sdk_import_seconds(ctx: Context) -> Figure:
+    """The one-off `import openai` + client, which live runs pay once before their first call."""
+    times = []
+    for repeat in range(ctx.repeats):
+        with_sdk = run_measured(
+            [PYTHON, "-c", "import openai; openai.OpenAI(api_key='x', base_url='http://127.0.0.1:9/v1')"],
+            log_dir=ctx.work / "logs" / f"sdk-import-{repeat}",
+            env=ctx.env,
+        )
+        bare = run_measured([PYTHON, "-c", "pass"], log_dir=ctx.work / "logs" / f"python-{repeat}", env=ctx.env)
+        times.append(with_sdk.seconds - bare.seconds)
+    return Figure(
+        "-",
+        "one-off `import openai` + client (paid once by a live run, before its first call)",
+        f"{median(times):.2f} s",
+    )
+
+
+BENCHMARKS: dict[str, Callable[[Context], list[Figure]]] = {
+    "live": bench_live,
+    "default": bench_default,
+    "cached": bench_cached,
+    "ratelimit": bench_ratelimit,
+    "memory": bench_memory,
+}
+
+
+def table(figures: list[Figure], info: dict[str, str], seconds: float, quick: bool, repeats: int) -> str:
+    """The results as Markdown."""
+    lines = [
+        f"judgebias benchmarks{' (--quick: small sizes, not the targets)' if quick else ''}: {info['date']}, "
+        f"{info['nproc']} cores, {info['cpu']}, Python {info['python']}; median of {repeats} runs; "
+        f"{seconds / 60:.1f} min",
+        "",
+        "| # | figure | measured | target | result |",
+        "|---|---|---|---|---|",
+    ]
+    lines += [f"| {f.target} | {f.name} | {f.measured} | {f.goal} | {f.verdict} |" for f in figures]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the chosen benchmarks and print the table; exit 1 when a target is missed."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="small sizes and one run each: a smoke test")
+    parser.add_argument("--only", action="append", choices=sorted(BENCHMARKS), help="run only this (repeatable)")
+    parser.add_argument("--repeats", type=int, default=None, help="runs per figure (default 3; 1 with --quick)")
+    parser.add_argument("--keep", action="store_true", help="keep the scratch folder (logs, run folders)")
+    parser.add_argument("--json", type=Path, default=None, help="also write the figures as JSON here")
+    args = parser.parse_args(argv)
+    repeats = args.repeats or (1 if args.quick else 3)
+    work = Path(tempfile.mkdtemp(prefix="judgebias-bench-"))
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "JUDGEBIAS_CACHE_DIR")}
+    env["HYDRA_FULL_ERROR"] = "1"
+    ctx = Context(quick=args.quick, repeats=repeats, work=work, env=env, cached_sizes={})
+    info = harness.machine()
+    started = time.perf_counter()
+    figures: list[Figure] = []
+    try:
+        for name in args.only or list(BENCHMARKS):
+            ctx.log(f"{name}: start")
+            figures += BENCHMARKS[name](ctx)
+        if not args.only or "live" in args.only:
+            figures.append(sdk_import_seconds(ctx))
+    finally:
+        if args.keep:
+            ctx.log(f"scratch folder kept: {work}")
+        else:
+            import shutil
+
+            shutil.rmtree(work, ignore_errors=True)
+    figures.sort(key=lambda f: f.target if f.target != "-" else "9")
+    text = table(figures, info, time.perf_counter() - started, args.quick, repeats)
+    print(text)
+    if args.json:
+        args.json.write_text(
+            json.dumps({"machine": info, "figures": [f.__dict__ | {"result": f.verdict} for f in figures]}, indent=2)
+            + "\n",
+            encoding="utf-8",
+        )
+    return 1 if any(f.passed is False for f in figures) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
