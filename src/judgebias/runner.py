@@ -11,6 +11,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import functools
+import itertools
 import re
 import time
 from collections.abc import Callable, Iterator
@@ -33,6 +34,7 @@ from judgebias.record import CallResult, ItemResult
 from judgebias.verdict import is_consistent, reconcile
 
 ENV_VAR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+SHORT_REPLY = 64  # replies up to this length are parsed once and remembered
 
 
 @dataclasses.dataclass
@@ -55,7 +57,7 @@ class Pending:
 
     reply: Reply | None = None
     future: Future[Reply] | None = None
-    cached: bool = False
+    cached: bool = False  # answered without a request of its own
     error: str | None = None
 
 
@@ -100,14 +102,14 @@ def check_settings(config: Config) -> None:
     if config.rubric.labels not in ("letters", "numbers", "tags"):
         raise UserError(f"rubric.labels={config.rubric.labels!r}: use letters, numbers or tags")
     for judge in judges_of(config).values():
-        if judge.backend == "openai" and (judge.max_retries < 0 or judge.timeout <= 0):
-            raise UserError(f"judge {judge.name!r}: judge.max_retries must be >= 0 and judge.timeout > 0")
         if judge.backend == "openai":
             _check_openai_settings(judge)
 
 
 def _check_openai_settings(judge: JudgeConfig) -> None:
     """Numbers an HTTP judge needs in range: a negative backoff or quota would fail mid-run or silently mean none."""
+    if judge.max_retries < 0 or judge.timeout <= 0:
+        raise UserError(f"judge {judge.name!r}: judge.max_retries must be >= 0 and judge.timeout > 0")
     for key in ("retry_backoff", "retry_backoff_max"):
         if getattr(judge, key) < 0:
             raise UserError(f"judge {judge.name!r}: judge.{key}={getattr(judge, key)} must be >= 0 (seconds)")
@@ -196,14 +198,14 @@ def _judge_all(
     try:
         current: Item | None = None
         calls: list[tuple[Judging, Request, Pending]] = []
-        for judging, item, request in _requests(config, judgings, items):
+        for judging, item, request, key, hit in _looked_up(_requests(config, judgings, items), cache):
             if item is not current:
                 if current is not None:
                     slots.append((current, calls))
                 current, calls = item, []
                 while slots and (len(slots) >= window or _done(slots[0][1])):
                     failures += _finalise(config, *slots.popleft(), per_judge, writer, progress)
-            calls.append((judging, request, _start(judging, request, cache, inflight, executor, progress)))
+            calls.append((judging, request, _start(judging, request, key, hit, cache, inflight, executor)))
         if current is not None:
             slots.append((current, calls))
         while slots:
@@ -228,29 +230,48 @@ def _done(calls: list[tuple[Judging, Request, Pending]]) -> bool:
     return all(pending.future is None or pending.future.done() for _, _, pending in calls)
 
 
+LOOKAHEAD = 256  # calls looked up in the cache with one query
+
+
+def _looked_up(
+    requests: Iterator[tuple[Judging, Item, Request]], cache: ReplyCache
+) -> Iterator[tuple[Judging, Item, Request, str | None, dict[str, Any] | None]]:
+    """Each call with its cache key and cached reply (None: a miss, or a free judge), looked up in batches.
+
+    One query per batch instead of one per call: a SQLite read from this thread while 64 workers are busy
+    waits for the interpreter lock each time, and those waits starved the workers of new calls.
+    """
+    while batch := list(itertools.islice(requests, LOOKAHEAD)):
+        keys = [
+            call_key(cast(PaidBackend, judging.backend).cache_request(request.messages)) if judging.paid else None
+            for judging, _, request in batch
+        ]
+        hits = cache.get_many([key for key in keys if key is not None])
+        for (judging, item, request), key in zip(batch, keys, strict=True):
+            yield judging, item, request, key, hits.get(key) if key is not None else None
+
+
 def _start(
     judging: Judging,
     request: Request,
+    key: str | None,
+    hit: dict[str, Any] | None,
     cache: ReplyCache,
     inflight: dict[str, Pending],
     executor: ThreadPoolExecutor,
-    progress: Progress,
 ) -> Pending:
     """Answer a call from the cache, or run a free backend inline, or send it to a worker."""
     backend = judging.backend
-    if not judging.paid:
+    if key is None:
         try:
             return Pending(reply=backend.complete(request))
         except UserError:
             raise
         except Exception as error:  # a scripted or replay judge failing is recorded, like a live failure
             return Pending(error=f"{type(error).__name__}: {error}")
-    paid = cast(PaidBackend, backend)
-    key = call_key(paid.cache_request(request.messages))
     same = inflight.get(key)
     if same is not None:  # the same prompt twice in one run (e.g. identical answers): one paid call
         return Pending(reply=same.reply, future=same.future, cached=True, error=same.error)
-    hit = cache.get(key)
     if hit is not None:  # not remembered in `inflight`: a repeat of this prompt is a cache hit again
         return Pending(reply=Reply.from_json(hit), cached=True)
     if cache.mode == "only":
@@ -259,7 +280,7 @@ def _start(
             f"of judge {judging.name!r}; nothing was sent. Run once with cache.mode=use to fill the cache"
         )
     if not judging.key_checked:
-        paid.check_key()
+        cast(PaidBackend, backend).check_key()  # before the first call of this judge can be sent
         judging.key_checked = True
     pending = Pending(future=executor.submit(_live_call, backend, request, key, cache))
     inflight[key] = pending
@@ -282,18 +303,18 @@ def _finalise(
     progress: Progress,
 ) -> int:
     """Parse an item's replies into verdicts, write its line, keep a slim copy for the metrics; count failures."""
-    by_judge: dict[str, list[tuple[Request, CallResult]]] = {}
+    by_judge: dict[str, list[CallResult]] = {}
     failures = 0
     for judging, request, pending in calls:
         result = _call_result(config, request, pending)
         failures += result.label == "error"
-        by_judge.setdefault(judging.name, []).append((request, result))
-    rows = {name: item_result(item, [c for _, c in done]) for name, done in by_judge.items()}
+        by_judge.setdefault(judging.name, []).append(result)
+    rows = {name: item_result(item, results) for name, results in by_judge.items()}
     writer.write(item, rows)
     for name, row in rows.items():
         slim = tuple(dataclasses.replace(call, raw=None) for call in row.calls)
         per_judge[name].append(dataclasses.replace(row, calls=slim))
-    progress.advance(calls=len(calls), cached=sum(pending.cached for _, _, pending in calls))
+    progress.advance(calls=len(calls), cached=sum(call.cached for results in by_judge.values() for call in results))
     return failures
 
 
@@ -339,9 +360,6 @@ def _call_result(config: Config, request: Request, pending: Pending) -> CallResu
         tag_first=tags[0],
         tag_second=tags[1],
     )
-
-
-SHORT_REPLY = 64  # replies up to this length are parsed once and remembered
 
 
 @functools.lru_cache(maxsize=4096)
