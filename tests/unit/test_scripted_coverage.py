@@ -1,0 +1,48 @@
+"""The intervals cover the truth for the shipped scripted judge with a known position bias (judge=noisy)."""
+
+from __future__ import annotations
+
+import random
+
+from judgebias.config import JudgeConfig, RubricConfig
+from judgebias.item import Item
+from judgebias.judges import Request, ScriptedJudge
+from judgebias.metrics import summarize
+from judgebias.parsing import parse_reply
+from judgebias.prompt import shown
+from judgebias.record import CallResult, ItemResult
+from judgebias.runner import item_result
+
+RUBRIC = RubricConfig(name="default", system="s", user="u")
+
+
+def judged(run: int, n: int, p: float, q: float) -> list[ItemResult]:
+    """n items (a better with probability p) judged in both orders by the scripted noisy judge (first_bias q)."""
+    judge = ScriptedJudge(JudgeConfig(backend="scripted", name="noisy", strategy="noisy", first_bias=q), RUBRIC)
+    rng = random.Random(run)
+    rows = []
+    for index in range(n):
+        item = Item(f"run{run}-{index}", "Q", "a", "b", human="1" if rng.random() < p else "2")
+        calls = []
+        for order in (1, 2):
+            reply = judge.complete(Request(item, shown(item, order, "letters"), []))
+            calls.append(CallResult(parse_reply(reply.text, style="label"), reply.text, False))
+        rows.append(item_result(item, calls))
+    return rows
+
+
+def test_intervals_cover_the_noisy_judges_known_bias() -> None:
+    """Over 60 seeded runs of judge=noisy the 95% intervals of biased_first and win_rate cover the truth in >= 54.
+
+    Truth: a better (prob p): call1 = A always, call2 = A with prob q (the bias), else B; b better: call1 = A
+    with prob q, else B, call2 = A always. So biased_first = q and win_rate = p(1 - q/2) + (1 - p)q/2.
+    """
+    p, q, n = 0.6, 0.25, 200
+    truth = {"biased_first": q, "win_rate": p * (1 - q / 2) + (1 - p) * q / 2}
+    covered = dict.fromkeys(truth, 0)
+    for run in range(60):
+        ci = summarize(judged(run, n, p, q), resamples=400, seed=run)["ci"]
+        for name, value in truth.items():
+            low, high = ci[name]
+            covered[name] += low <= value <= high
+    assert all(count >= 54 for count in covered.values()), covered
