@@ -8,6 +8,7 @@ one seeded item bootstrap shared by all figures (both calls of an item always tr
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -161,20 +162,12 @@ def ensemble_results(per_judge: Mapping[str, Sequence[ItemResult]]) -> list[Item
         call2 = _majority(seconds, ("A", "B")) if seconds else None
         softs = [g.soft for g in group if g.soft is not None]
         merged.append(
-            ItemResult(
-                id=first.id,
+            dataclasses.replace(  # the item's own fields (labels, models, lengths) from the first judge's row
+                first,
                 verdict=_majority([g.verdict for g in group], ("1", "2")),
                 call1=call1,
                 call2=call2,
                 consistent=is_consistent(call1, call2),
-                human=first.human,
-                human_votes=first.human_votes,
-                model_a=first.model_a,
-                model_b=first.model_b,
-                chars_a=first.chars_a,
-                chars_b=first.chars_b,
-                words_a=first.words_a,
-                words_b=first.words_b,
                 soft=stats.mean_or_none(softs),
                 calls=tuple(call for g in group for call in g.calls),
             )
