@@ -23,7 +23,6 @@ from judgebias.item import Item
 from judgebias.record import CallResult, ItemResult
 
 if TYPE_CHECKING:
-    from judgebias.cache import ReplyCache
     from judgebias.config import Config
     from judgebias.judges import Request
     from judgebias.runner import Judging
@@ -241,26 +240,24 @@ def dry_run_estimate(
     config: Config,
     judgings: list[Judging],
     items: list[Item],
-    requests: Iterable[tuple[Judging, Item, Request]],
-    cache: ReplyCache,
+    calls: Iterable[tuple[Judging, Item, Request, str | None, dict[str, Any] | None]],
 ) -> dict[str, Any]:
-    """Calls that would go live (cache misses), estimated tokens and cost; nothing is called."""
-    from judgebias.cache import call_key
-    from judgebias.judges import PaidBackend
+    """Calls that would go live (cache misses), estimated tokens and cost; nothing is called.
 
+    `calls` are the run's calls with their cache keys and hits, as the runner looks them up (a None key: a free
+    judge, never cached).
+    """
     per_judge: dict[str, dict[str, Any]] = {
         j.name: {"calls": 0, "calls_live": 0, "calls_cached": 0, "prompt_tokens_est": 0, "cost_usd_est": 0.0}
         for j in judgings
     }
     seen: set[str] = set()
-    for judging, _item, request in requests:
+    for judging, _item, request, key, hit in calls:
         entry = per_judge[judging.name]
         entry["calls"] += 1
         tokens = sum(len(m["content"]) for m in request.messages) // 4 + 4 * len(request.messages)
-        backend = judging.backend
-        if isinstance(backend, PaidBackend):
-            key = call_key(backend.cache_request(request.messages))
-            if key in seen or cache.get(key) is not None:
+        if key is not None:
+            if key in seen or hit is not None:
                 entry["calls_cached"] += 1
                 continue
             seen.add(key)

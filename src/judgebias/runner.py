@@ -152,7 +152,8 @@ def run_experiment(config: Config, out_dir: Path, *, echo: Callable[[str], None]
     cache = ReplyCache(config.cache.dir, config.cache.mode)
     try:
         if config.dry_run:
-            estimate = output.dry_run_estimate(config, judgings, items, _requests(config, judgings, items), cache)
+            calls = _looked_up(_requests(config, judgings, items), cache)
+            estimate = output.dry_run_estimate(config, judgings, items, calls)
             output.write_json(out_dir / "dry_run.json", estimate)
             echo(output.format_dry_run(estimate))
             return estimate
