@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha256sum | cut -c1-12)
 export JUDGEBIAS_DATA_ROOT ?= $(abspath ../shared/data)
 
-.PHONY: setup run test test-quick lint bench browser clean
+.PHONY: setup run test test-quick lint bench system clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,7 +20,7 @@ run: $(STAMP)
 	$(BIN)/python -m judgebias.run
 
 ## Everything CI runs: lint, format check, type check, the whole test suite (slow and reliability included).
-test: $(STAMP) browser
+test: $(STAMP) system
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/mypy src
@@ -28,11 +28,11 @@ test: $(STAMP) browser
 
 ## The quick part only: unit tests, no subprocesses.
 test-quick: $(STAMP)
-	$(BIN)/pytest -m "not slow and not reliability and not browser"
+	$(BIN)/pytest -m "not slow and not reliability and not browser and not redis and not gateway and not cluster"
 
-## Headless Chromium for the report test (Debian package; skipped when already present).
-browser:
-	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }
+## System programs the tests run for real (Debian packages; skipped when present, or with JUDGEBIAS_SKIP_SYSTEM=1).
+system:
+	@bash tools/install-system.sh
 
 ## Speed and memory benchmarks: ratios against baselines measured in the same run.
 bench: $(STAMP)
