@@ -13,7 +13,7 @@ import random
 import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from judgebias.config import JudgeConfig, RubricConfig
@@ -94,12 +94,11 @@ class OpenAIJudge:
                 )
             return self._client
 
-    def complete(self, request: Request) -> Reply:
-        """One call with bounded retries; a permanent error raises FatalJudgeError at once."""
-        client = self._openai()
+    def request_body(self, messages: list[dict[str, str]]) -> dict[str, Any]:
+        """The chat-completions request body exactly as sent: by a live call, or as one line of a batch."""
         params: dict[str, Any] = {
             "model": self.config.model,
-            "messages": request.messages,
+            "messages": messages,
             "temperature": self.config.temperature,
             "max_tokens": self.config.max_tokens,
         }
@@ -109,6 +108,28 @@ class OpenAIJudge:
             params["top_p"] = self.config.top_p
         if self.config.logprobs:
             params.update(logprobs=True, top_logprobs=TOP_LOGPROBS)
+        return params
+
+    def reply_from_json(self, body: Mapping[str, Any], request: Request) -> Reply:
+        """The Reply of one chat-completion response body (a live call's JSON, or a batch output line's body)."""
+        labels = (request.view.label_first, request.view.label_second, self.rubric.tie_label)
+        choices = body.get("choices") or []
+        choice: Mapping[str, Any] = choices[0] if choices else {}
+        message = choice.get("message") or {}
+        usage = body.get("usage") or {}
+        return Reply(
+            text=message.get("content"),
+            prompt_tokens=int(usage.get("prompt_tokens") or 0),
+            completion_tokens=int(usage.get("completion_tokens") or 0),
+            model=body.get("model"),
+            finish_reason=choice.get("finish_reason"),
+            probs=_label_probs_json(choice.get("logprobs"), labels),
+        )
+
+    def complete(self, request: Request) -> Reply:
+        """One call with bounded retries; a permanent error raises FatalJudgeError at once."""
+        client = self._openai()
+        params = self.request_body(request.messages)
         labels = (request.view.label_first, request.view.label_second, self.rubric.tie_label)
         estimate = sum(len(m["content"]) for m in request.messages) // 4 + self.config.max_tokens
 
@@ -365,3 +386,23 @@ def _label_probs(logprobs: Any, labels: tuple[str, str, str]) -> dict[str, float
 
 def _bare(token: str) -> str:
     return token.strip().strip("[]()*.:\"'").lower()
+
+
+def _label_probs_json(logprobs: Any, labels: tuple[str, str, str]) -> dict[str, float] | None:
+    """_label_probs for a response body read as JSON (dicts instead of the SDK's typed objects)."""
+    import math
+
+    content = logprobs.get("content") if isinstance(logprobs, Mapping) else None
+    if not content:
+        return None
+    wanted = {label.lower(): label for label in labels}
+    for token in content:
+        if _bare(str(token.get("token", ""))) not in wanted:
+            continue
+        probs: dict[str, float] = {}
+        for alternative in token.get("top_logprobs") or []:
+            label = wanted.get(_bare(str(alternative.get("token", ""))))
+            if label is not None:
+                probs[label] = probs.get(label, 0.0) + math.exp(float(alternative.get("logprob", 0.0)))
+        return probs or None
+    return None
