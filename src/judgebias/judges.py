@@ -188,7 +188,7 @@ class ReplayJudge:
 def build_backend(config: JudgeConfig, rubric: RubricConfig, judgments: Path | None) -> Backend:
     """The backend named by `config.backend`."""
     if config.backend == "openai":
-        from judgebias.openai_judge import OpenAIJudge
+        from judgebias.backends.openai import OpenAIJudge
 
         return OpenAIJudge(config, rubric)
     if config.backend == "scripted":
