@@ -40,7 +40,7 @@ class Progress:
         elapsed = now - self.started
         rate = self.done / elapsed if elapsed > 0 else 0.0
         eta = (self.total - self.done) / rate if rate > 0 else 0.0
-        retries = sum(getattr(j.backend, "retries", 0) for j in self.judgings)
+        retries = sum(j.backend.retries for j in self.judgings)
         width = 24
         filled = int(width * self.done / max(1, self.total))
         bar = "#" * filled + "-" * (width - filled)

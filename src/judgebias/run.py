@@ -23,7 +23,7 @@ from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
 
 from judgebias.config import Config, register_schemas
 from judgebias.errors import SecretInConfig, UserError
-from judgebias.output import write_json
+from judgebias.files import write_json
 
 EXIT_CALLS_FAILED = 1
 EXIT_CRASHED = 1

@@ -16,11 +16,13 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from judgebias.backends.base import Backend
 from judgebias.config import JudgeConfig, RubricConfig
 from judgebias.errors import FatalJudgeError, UserError
-from judgebias.judges import Reply, Request
 from judgebias.parsing import parse_reply
 from judgebias.ratelimit import Pacer
+from judgebias.record import Reply, Request
+from judgebias.tokens import estimate_prompt_tokens
 
 if TYPE_CHECKING:
     from tenacity import RetryCallState
@@ -41,8 +43,17 @@ class CallFailed(Exception):
     """A call that still failed after its retries; the run records it as an explicit error and goes on."""
 
 
-class OpenAIJudge:
+def _sdk() -> Any:
+    """The openai SDK module: the one place it is imported, on first use (importing it costs about a second)."""
+    import openai
+
+    return openai
+
+
+class OpenAIJudge(Backend):
     """A judge behind an OpenAI-compatible chat-completions endpoint."""
+
+    paid = True
 
     def __init__(self, config: JudgeConfig, rubric: RubricConfig) -> None:
         if not config.model:
@@ -83,8 +94,7 @@ class OpenAIJudge:
     def _openai(self) -> Any:
         with self._lock:
             if self._client is None:
-                import openai
-
+                openai = _sdk()
                 name = self.config.api_key_env
                 self._client = openai.OpenAI(
                     base_url=self.endpoint,
@@ -131,7 +141,7 @@ class OpenAIJudge:
         client = self._openai()
         params = self.request_body(request.messages)
         labels = (request.view.label_first, request.view.label_second, self.rubric.tie_label)
-        estimate = sum(len(m["content"]) for m in request.messages) // 4 + self.config.max_tokens
+        estimate = estimate_prompt_tokens(request.messages) + self.config.max_tokens
 
         def attempt() -> Reply:
             self._raise_if_stopped()
@@ -158,8 +168,7 @@ class OpenAIJudge:
             self.stop(str(fatal))  # the calls queued behind this one would fail the same way: send none of them
             raise
         except Exception as error:
-            import openai
-
+            openai = _sdk()
             attempts = self.config.max_retries + 1
             if type(error) is openai.APIConnectionError and not self.reached:  # refused or unresolvable, not a timeout
                 # Nothing has ever come back: the endpoint is down or wrong, and every other call would fail too.
@@ -252,7 +261,7 @@ def call_with_retries(
 
 def is_transient(error: BaseException) -> bool:
     """Worth retrying: rate limits (not an exhausted quota), 5xx, timeouts, dropped connections, a cut-off reply."""
-    import openai
+    openai = _sdk()
 
     if isinstance(error, TruncatedReply | openai.APIConnectionError):  # includes APITimeoutError
         return True
@@ -270,7 +279,7 @@ def is_throttled(error: BaseException) -> bool:
 
 def is_permanent(error: BaseException) -> bool:
     """Retrying cannot help: bad key, no permission, unknown model, bad or too large request, exhausted quota."""
-    import openai
+    openai = _sdk()
 
     if not isinstance(error, openai.APIStatusError):
         return False
@@ -293,7 +302,7 @@ def explain(error: BaseException) -> str:
 
 
 def _reason(error: BaseException, redact: Callable[[str], str]) -> str:
-    import openai
+    openai = _sdk()
 
     if isinstance(error, openai.APIStatusError):
         code = _error_code(error)
