@@ -8,11 +8,13 @@ end-of-sweep table still happen.
 from __future__ import annotations
 
 import dataclasses
+import io
 import logging
+import re
 import sys
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
@@ -130,8 +132,70 @@ def _failure(cfg: DictConfig, message: str) -> dict[str, Any]:
     }
 
 
+def composition_error(text: str) -> str:
+    """Hydra's multi-line account of a config it could not compose, as one line (the key, the value, the choices)."""
+    lines = [line.strip() for line in text.splitlines()]
+    if "Config search path:" in lines:
+        lines = lines[: lines.index("Config search path:")]
+    noise = ("Set the environment variable HYDRA_FULL_ERROR", "reference_type=", "object_type=")
+    lines = [line for line in lines if line and not line.startswith(noise)]
+    key = next((line.removeprefix("full_key: ") for line in lines if line.startswith("full_key: ")), None)
+    lines = [line for line in lines if not line.startswith("full_key: ")]
+    choice = re.search(r"Invalid value '(.*)', expected one of \[(.*)\]", text)
+    if choice and key:
+        return f"{key}={choice.group(1)!r} is not allowed: use one of {choice.group(2)}"
+    message, listing = "", False
+    for line in lines:
+        if message.endswith(":"):
+            message, listing = f"{message} {line}", True
+        elif listing and not line.endswith(":") and " " not in line:
+            message += f", {line}"
+        else:
+            message, listing = f"{message.rstrip('.')}; {line}" if message else line, False
+    return message.replace("Error merging override ", "override ")
+
+
+class _HeldStderr(io.TextIOBase):
+    """stderr that holds what is written until the config is composed, then passes everything through.
+
+    Hydra prints a composition error over several lines before it exits; holding them lets `main` say it in one.
+    """
+
+    def __init__(self, real: TextIO) -> None:
+        self.real = real
+        self.held: list[str] = []
+        self.passing = False
+
+    def write(self, text: str) -> int:
+        if self.passing:
+            return self.real.write(text)
+        self.held.append(text)
+        return len(text)
+
+    def flush(self) -> None:
+        self.real.flush()
+
+    def isatty(self) -> bool:
+        return self.real.isatty()
+
+    def fileno(self) -> int:
+        return self.real.fileno()
+
+    def release(self) -> None:
+        """Pass the held text on, and everything written from now on."""
+        if not self.passing:
+            self.passing = True
+            self.real.write("".join(self.held))
+            self.held.clear()
+
+
+_held: _HeldStderr | None = None
+
+
 @hydra.main(version_base="1.3", config_path="pkg://judgebias.conf", config_name="config")
 def _entry(cfg: DictConfig) -> None:
+    if _held is not None:
+        _held.release()  # composed: from here on stderr is the job's
     code = job(cfg)
     if code == EXIT_INTERRUPTED or (code and HydraConfig.get().mode != RunMode.MULTIRUN):
         sys.exit(code)  # Ctrl-C stops a whole sweep, not just its current job
@@ -139,14 +203,25 @@ def _entry(cfg: DictConfig) -> None:
 
 def main() -> None:
     """Console entry point (also `python -m judgebias.run`)."""
+    global _held
     register_schemas()
+    real = sys.stderr
+    _held = _HeldStderr(real)
+    sys.stderr = _held
     try:
         _entry()
     except SystemExit as stop:
-        if stop.code == 1 and isinstance(stop.__context__, ConfigCompositionException | OverrideParseException):
-            # Hydra printed why it could not compose the config (a bad override): a user error, not failed calls.
+        error = stop.__context__
+        if stop.code == 1 and isinstance(error, ConfigCompositionException | OverrideParseException):
+            # A bad override or option: Hydra's several lines become one, and it is a user error, not failed calls.
+            text = "".join(_held.held) or str(error)  # what Hydra printed about it
+            _held.held.clear()
+            print(f"judgebias: error: {composition_error(text)}", file=real)
             sys.exit(EXIT_USER_ERROR)
         raise
+    finally:
+        _held.release()
+        sys.stderr = real
 
 
 if __name__ == "__main__":
