@@ -52,7 +52,7 @@ def main() -> None:
     if probe:
         from judgebias import output, runner
 
-        runner.build_summary = timed("summary_seconds", runner.build_summary)  # type: ignore[assignment]
+        runner.build_summary = timed("summary_seconds", runner.build_summary)
         output.write_run = timed("write_seconds", output.write_run)
         atexit.register(write_probe, probe)
     from judgebias.run import main as judgebias_main

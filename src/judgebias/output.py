@@ -17,17 +17,15 @@ import sys
 from collections.abc import Iterable
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
+from judgebias.backends import Judging
 from judgebias.config import Config, judges_of
 from judgebias.files import write_json
 from judgebias.formatting import ci_text, pct
 from judgebias.item import Item
 from judgebias.record import CallFields, CallResult, ItemResult, Request, Summary, VerdictLine
 from judgebias.tokens import estimate_prompt_tokens
-
-if TYPE_CHECKING:
-    from judgebias.runner import Judging
 
 PACKAGES = ("judgebias", "hydra-core", "omegaconf", "openai", "tenacity", "diskcache", "numpy")
 

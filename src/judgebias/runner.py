@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from judgebias import output
-from judgebias.backends import build_backend
+from judgebias.backends import Judging, build_backend
 from judgebias.backends.base import Backend
 from judgebias.cache import ReplyCache, call_key
 from judgebias.config import Config, JudgeConfig, LabelStyle, judges_of
@@ -38,16 +38,6 @@ from judgebias.verdict import is_consistent, reconcile
 
 ENV_VAR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 SHORT_REPLY = 64  # replies up to this length are parsed once and remembered
-
-
-@dataclasses.dataclass
-class Judging:
-    """One judge taking part in the run."""
-
-    name: str
-    config: JudgeConfig
-    backend: Backend
-    key_checked: bool = False
 
 
 @dataclasses.dataclass

@@ -7,11 +7,23 @@ imported only when a run uses it.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from judgebias.backends.base import Backend
 from judgebias.config import BackendKind, JudgeConfig, RubricConfig
 from judgebias.errors import UserError
+
+
+@dataclass
+class Judging:
+    """One judge taking part in a run: its name, its config and the backend answering its calls."""
+
+    name: str
+    config: JudgeConfig
+    backend: Backend
+    key_checked: bool = False  # its credentials were checked before its first live call
+
 
 Factory = Callable[[JudgeConfig, RubricConfig, Path | None], Backend]
 
