@@ -88,7 +88,7 @@ def test_a_folder_that_cannot_be_created_is_a_user_error(tmp_path: Path) -> None
     """A cache.dir under a file names the folder and the setting to change."""
     (tmp_path / "file").write_text("x")
 
-    with pytest.raises(UserError, match="set cache.dir"):
+    with pytest.raises(UserError, match=r"set cache\.dir"):
         ReplyCache(str(tmp_path / "file" / "cache"), "use").get("k")
 
 
