@@ -6,7 +6,6 @@ a finished run's files are whole and an interrupted run's partial file says what
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import hashlib
 import json
@@ -21,7 +20,7 @@ from typing import Any, cast
 
 from judgebias.backends import Judging
 from judgebias.config import Config, judges_of
-from judgebias.files import write_json
+from judgebias.files import write_csv, write_json
 from judgebias.formatting import ci_text, pct
 from judgebias.item import Item
 from judgebias.record import CallFields, CallResult, ItemResult, Request, Summary, VerdictLine
@@ -126,10 +125,7 @@ def write_run(out_dir: Path, config: Config, summary: Summary, ratings: list[dic
 
 def write_ratings(path: Path, ratings: Iterable[dict[str, Any]]) -> None:
     """ratings.csv: model, rating, low, high, rank (and n, the items the model appears in)."""
-    with path.open("w", newline="", encoding="utf-8") as file:
-        writer = csv.DictWriter(file, fieldnames=["model", "rating", "low", "high", "rank", "n"], extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(ratings)
+    write_csv(path, ["model", "rating", "low", "high", "rank", "n"], ratings)
 
 
 def config_hash(config: Config) -> str:

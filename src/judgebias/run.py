@@ -26,6 +26,7 @@ from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
 from judgebias.config import Config, register_schemas
 from judgebias.errors import SecretInConfig, UserError
 from judgebias.files import write_json
+from judgebias.redaction import REDACTED
 
 EXIT_CALLS_FAILED = 1
 EXIT_CRASHED = 1
@@ -111,7 +112,7 @@ def scrub(out_dir: Path, secret: str) -> None:
         if path.is_file():
             text = path.read_text(encoding="utf-8")
             if secret in text:
-                path.write_text(text.replace(secret, "[redacted]"), encoding="utf-8")
+                path.write_text(text.replace(secret, REDACTED), encoding="utf-8")
 
 
 def _failure(cfg: DictConfig, message: str) -> dict[str, Any]:

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import functools
 import itertools
-import re
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -23,21 +21,19 @@ from judgebias import output
 from judgebias.backends import Judging, build_backend
 from judgebias.backends.base import Backend
 from judgebias.cache import ReplyCache, call_key
-from judgebias.config import Config, JudgeConfig, LabelStyle, judges_of
+from judgebias.config import Config, LabelStyle, judges_of
 from judgebias.console import Progress
 from judgebias.dataset import load_items, normalize_answer, resolve_path
-from judgebias.errors import FatalJudgeError, SecretInConfig, UserError
+from judgebias.errors import FatalJudgeError, UserError
 from judgebias.files import write_json
 from judgebias.item import Item
 from judgebias.metrics import ensemble_results, soft_preference
-from judgebias.parsing import parse_reply
-from judgebias.prompt import render_messages, shown, unknown_placeholders
+from judgebias.prompt import render_messages, shown
+from judgebias.reading import read_reply
 from judgebias.record import CallResult, ItemResult, Reply, Request, Summary
+from judgebias.settings import check_settings
 from judgebias.summary import build_summary, ratings_for
 from judgebias.verdict import is_consistent, reconcile
-
-ENV_VAR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-SHORT_REPLY = 64  # replies up to this length are parsed once and remembered
 
 
 @dataclasses.dataclass
@@ -55,12 +51,8 @@ def prepare_items(config: Config) -> list[Item]:
     data = config.data
     items = load_items(resolve_path(data.path, data.root))
     if data.limit is not None:
-        if data.limit < 1:
-            raise UserError(f"data.limit={data.limit} must be at least 1 (or null for all items)")
         items = items[: data.limit]
     norm = data.normalize
-    if norm.truncate_words is not None and norm.truncate_words < 1:
-        raise UserError(f"data.normalize.truncate_words={norm.truncate_words} must be at least 1 (or null)")
     if norm.strip or norm.truncate_words is not None:
         items = [
             dataclasses.replace(
@@ -71,43 +63,6 @@ def prepare_items(config: Config) -> list[Item]:
             for item in items
         ]
     return items
-
-
-def check_settings(config: Config) -> None:
-    """Settings that the schema's types cannot check."""
-    if config.max_concurrency < 1:
-        raise UserError(f"max_concurrency={config.max_concurrency} must be at least 1 (default 16)")
-    if config.bootstrap.resamples < 0:
-        raise UserError(f"bootstrap.resamples={config.bootstrap.resamples} must be 0 (no intervals) or more")
-    for template in (config.rubric.system, config.rubric.user):
-        unknown = unknown_placeholders(template)
-        if unknown:
-            raise UserError(f"rubric {config.rubric.name!r} uses unknown placeholder {{{unknown[0]}}}")
-    for judge in judges_of(config).values():
-        if judge.backend == "openai":
-            _check_openai_settings(judge)
-
-
-def _check_openai_settings(judge: JudgeConfig) -> None:
-    """Numbers an HTTP judge needs in range: a negative backoff or quota would fail mid-run or silently mean none."""
-    if judge.max_retries < 0 or judge.timeout <= 0:
-        raise UserError(f"judge {judge.name!r}: judge.max_retries must be >= 0 and judge.timeout > 0")
-    for key in ("retry_backoff", "retry_backoff_max"):
-        if getattr(judge, key) < 0:
-            raise UserError(f"judge {judge.name!r}: judge.{key}={getattr(judge, key)} must be >= 0 (seconds)")
-    for key in ("requests_per_minute", "tokens_per_minute"):
-        value = getattr(judge, key)
-        if value is not None and value <= 0:
-            raise UserError(f"judge {judge.name!r}: judge.{key}={value} must be > 0, or null for no client-side limit")
-    if judge.max_tokens < 1:
-        raise UserError(f"judge {judge.name!r}: judge.max_tokens={judge.max_tokens} must be at least 1")
-    if judge.api_key_env is not None and not ENV_VAR_NAME.fullmatch(judge.api_key_env):
-        # Most likely the key itself: never echo it, and let the caller scrub it from Hydra's config dumps.
-        raise SecretInConfig(
-            f"judge {judge.name!r}: judge.api_key_env takes the NAME of an environment variable (e.g. "
-            "OPENAI_API_KEY), not the key itself; the value was removed from this run's saved config",
-            judge.api_key_env,
-        )
 
 
 def run_experiment(config: Config, out_dir: Path, *, echo: Callable[[str], None] = print) -> Summary | dict[str, Any]:
@@ -334,14 +289,10 @@ def _call_result(config: Config, request: Request, pending: Pending) -> CallResu
     if reply is None:
         return CallResult("error", None, False, error=pending.error, tag_first=tags[0], tag_second=tags[1])
     rubric = config.rubric
-    labels = (view.label_first, view.label_second)
-    if reply.text is not None and len(reply.text) <= SHORT_REPLY:
-        label = _parse_short(reply.text, rubric.parser, labels, rubric.tie_label)
-    else:
-        label = parse_reply(reply.text, style=rubric.parser, labels=labels, tie_label=rubric.tie_label)
+    label = read_reply(reply, view, rubric)
     probs = None
     if reply.probs:
-        positional = {view.label_first: "A", view.label_second: "B", rubric.tie_label: "tie"}
+        positional = view.positions(rubric.tie_label)
         probs = {positional[k]: v for k, v in reply.probs.items() if k in positional}
     return CallResult(
         label,
@@ -354,12 +305,6 @@ def _call_result(config: Config, request: Request, pending: Pending) -> CallResu
         tag_first=tags[0],
         tag_second=tags[1],
     )
-
-
-@functools.lru_cache(maxsize=4096)
-def _parse_short(text: str, style: str, labels: tuple[str, str], tie_label: str) -> str:
-    """parse_reply of a short reply, remembered: a label rubric's replies are a few strings, parsed once each."""
-    return parse_reply(text, style=style, labels=labels, tie_label=tie_label)
 
 
 def item_result(item: Item, calls: list[CallResult]) -> ItemResult:

@@ -19,9 +19,11 @@ from typing import TYPE_CHECKING, Any
 from judgebias.backends.base import Backend
 from judgebias.config import JudgeConfig, RubricConfig
 from judgebias.errors import FatalJudgeError, UserError
-from judgebias.parsing import parse_reply
 from judgebias.ratelimit import Pacer
+from judgebias.reading import read_reply
 from judgebias.record import Reply, Request
+from judgebias.redaction import replace_secrets
+from judgebias.settings import check_judge
 from judgebias.tokens import estimate_prompt_tokens
 
 if TYPE_CHECKING:
@@ -56,8 +58,7 @@ class OpenAIJudge(Backend):
     paid = True
 
     def __init__(self, config: JudgeConfig, rubric: RubricConfig) -> None:
-        if not config.model:
-            raise UserError(f"judge {config.name!r} needs judge.model (the model id the endpoint serves)")
+        check_judge(config)  # judge.model and the retry, quota and key-name settings, also when built outside a run
         self.config = config
         self.rubric = rubric
         self.endpoint = config.base_url or OPENAI_ENDPOINT
@@ -122,7 +123,7 @@ class OpenAIJudge(Backend):
 
     def reply_from_json(self, body: Mapping[str, Any], request: Request) -> Reply:
         """The Reply of one chat-completion response body (a live call's JSON, or a batch output line's body)."""
-        labels = (request.view.label_first, request.view.label_second, self.rubric.tie_label)
+        labels = request.view.labels(self.rubric.tie_label)
         choices = body.get("choices") or []
         choice: Mapping[str, Any] = choices[0] if choices else {}
         message = choice.get("message") or {}
@@ -140,7 +141,7 @@ class OpenAIJudge(Backend):
         """One call with bounded retries; a permanent error raises FatalJudgeError at once."""
         client = self._openai()
         params = self.request_body(request.messages)
-        labels = (request.view.label_first, request.view.label_second, self.rubric.tie_label)
+        labels = request.view.labels(self.rubric.tie_label)
         estimate = estimate_prompt_tokens(request.messages) + self.config.max_tokens
 
         def attempt() -> Reply:
@@ -193,9 +194,7 @@ class OpenAIJudge(Backend):
             raise FatalJudgeError(self.stopped)
 
     def _unreadable(self, reply: Reply, request: Request) -> bool:
-        labels = (request.view.label_first, request.view.label_second)
-        verdict = parse_reply(reply.text, style=self.rubric.parser, labels=labels, tie_label=self.rubric.tie_label)
-        return verdict == "invalid"
+        return read_reply(reply, request.view, self.rubric) == "invalid"
 
     def _count_retry(self) -> None:
         with self._lock:
@@ -296,7 +295,7 @@ def explain(error: BaseException) -> str:
 
     def redact(text: str) -> str:
         """The text without the credential the request carried (before any cut, so no part of it survives)."""
-        return text.replace(secret, "[redacted]") if len(secret) >= 8 else text
+        return replace_secrets(text, (secret,))
 
     return _reason(error, redact)
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 import hashlib
 
 from judgebias.backends.base import Backend
-from judgebias.config import JudgeConfig, RubricConfig
-from judgebias.errors import UserError
+from judgebias.config import JudgeConfig, RubricConfig, Strategy
 from judgebias.record import Reply, Request
+from judgebias.settings import check_judge
 
 
 def format_reply(rubric: RubricConfig, label: str) -> str:
@@ -22,39 +22,28 @@ class ScriptedJudge(Backend):
     """Offline judges with a fixed rule: for dry runs, tests, and the no-key default run."""
 
     def __init__(self, config: JudgeConfig, rubric: RubricConfig) -> None:
-        if config.strategy not in ("always_a", "longer", "noisy"):
-            raise UserError(
-                f"judge {config.name!r}: judge.strategy={config.strategy!r} is not a scripted strategy "
-                "(use always_a, longer or noisy)"
-            )
-        if not 0.0 <= config.first_bias <= 1.0:
-            raise UserError(f"judge {config.name!r}: judge.first_bias={config.first_bias} must be within [0, 1]")
+        check_judge(config)  # the strategy and its bias, also when built outside a run
         self.config = config
         self.rubric = rubric
 
     def choose(self, request: Request) -> str:
-        """ "first", "second" or "tie" by the scripted rule."""
+        """The positional choice by the scripted rule: "A" (first shown), "B" (second shown) or "tie"."""
         view = request.view
-        if self.config.strategy == "always_a":
-            return "first"
-        if self.config.strategy == "longer":
-            return "second" if len(view.second) > len(view.first) else "first"
+        if self.config.strategy == Strategy.always_a:
+            return "A"
+        if self.config.strategy == Strategy.longer:
+            return "B" if len(view.second) > len(view.first) else "A"
         # noisy: with probability first_bias pick the first shown, else follow the human label (tie if none).
         draw = int(hashlib.sha256(f"{request.item.id}|{view.order}".encode()).hexdigest()[:8], 16) / 2**32
         if draw < self.config.first_bias:
-            return "first"
+            return "A"
         human = request.item.human
         if human not in ("1", "2"):
             return "tie"
-        a_first = view.order == 1
-        return "first" if (human == "1") == a_first else "second"
+        return "A" if (human == "1") == (view.order == 1) else "B"  # the human's pick, where it is shown
 
     def complete(self, request: Request) -> Reply:
-        choice = self.choose(request)
-        label = {
-            "first": request.view.label_first,
-            "second": request.view.label_second,
-            "tie": self.rubric.tie_label,
-        }[choice]
+        """The rubric's reply for the scripted choice, in the words offered for it."""
+        label = request.view.label_of(self.choose(request), self.rubric.tie_label)
         text = format_reply(self.rubric, label)
         return Reply(text=text, completion_tokens=len(text.split()), model=f"scripted:{self.config.strategy}")
