@@ -8,13 +8,11 @@ end-of-sweep table still happen.
 from __future__ import annotations
 
 import dataclasses
-import io
 import logging
-import re
 import sys
 import traceback
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
@@ -24,9 +22,11 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
 
 from judgebias.config import Config, register_schemas
+from judgebias.config_errors import HeldStderr, composition_message, held_stderr, unknown_key_message
 from judgebias.errors import SecretInConfig, UserError
 from judgebias.files import write_json
 from judgebias.redaction import REDACTED
+from judgebias.rundir import register_resolver
 
 EXIT_CALLS_FAILED = 1
 EXIT_CRASHED = 1
@@ -46,10 +46,7 @@ def to_config(cfg: DictConfig) -> Config:
     assert isinstance(config, Config)
     unknown = _unknown_keys(config)
     if unknown:
-        raise UserError(
-            f"{unknown[0]} is not a judgebias setting (added with +{unknown[0]}=...?): check its spelling; "
-            f"`python -m judgebias.run --cfg job` lists every key"
-        )
+        raise UserError(unknown_key_message(unknown[0], added=True))
     return config
 
 
@@ -68,7 +65,11 @@ def job(cfg: DictConfig) -> int:
     """One Hydra job: run the experiment into Hydra's output directory; return the exit code."""
     from judgebias.runner import run_experiment
 
+    held = held_stderr()
+    if held is not None:
+        held.release()  # the config composed: from here on every message is the job's own
     out_dir = Path(HydraConfig.get().runtime.output_dir)
+    multirun = HydraConfig.get().mode == RunMode.MULTIRUN
     for noisy in ("httpx2", "httpx", "openai"):  # one INFO line per request would bury the summary
         logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
@@ -94,6 +95,8 @@ def job(cfg: DictConfig) -> int:
         traceback.print_exc()
         write_json(out_dir / "summary.json", _failure(cfg, f"{type(error).__name__}: {error}"))
         return EXIT_CRASHED
+    if not multirun:
+        _say_where(out_dir)
     if summary.get("failed_calls"):
         print(
             f"judgebias: {summary['failed_calls']} calls failed after their retries "
@@ -103,6 +106,33 @@ def job(cfg: DictConfig) -> int:
         )
         return EXIT_CALLS_FAILED
     return 0
+
+
+def used_folder_error(argv: list[str]) -> str | None:
+    """Why a hydra.run.dir named on the command line must not be used: it holds another run's results.
+
+    Checked before Hydra starts, since Hydra writes its .hydra/ dumps and run.log into the folder first thing.
+    """
+    if "-m" in argv or "--multirun" in argv:
+        return None
+    for arg in argv:
+        if arg.startswith("hydra.run.dir="):
+            folder = Path(arg.partition("=")[2]).expanduser()
+            for name in ("summary.json", "verdicts.jsonl", "verdicts.jsonl.part", "dry_run.json"):
+                if (folder / name).exists():
+                    return (
+                        f"hydra.run.dir={str(folder)!r} already holds a run ({name}): choose a new folder, or leave "
+                        "hydra.run.dir unset (every run then gets its own)"
+                    )
+    return None
+
+
+def _say_where(out_dir: Path) -> None:
+    """The run folder and the report, as the last lines of every run."""
+    print(f"run folder: {out_dir}")
+    report = out_dir / "report.html"
+    if report.exists():
+        print(f"report: {report}")
 
 
 def scrub(out_dir: Path, secret: str) -> None:
@@ -133,70 +163,8 @@ def _failure(cfg: DictConfig, message: str) -> dict[str, Any]:
     }
 
 
-def composition_error(text: str) -> str:
-    """Hydra's multi-line account of a config it could not compose, as one line (the key, the value, the choices)."""
-    lines = [line.strip() for line in text.splitlines()]
-    if "Config search path:" in lines:
-        lines = lines[: lines.index("Config search path:")]
-    noise = ("Set the environment variable HYDRA_FULL_ERROR", "reference_type=", "object_type=")
-    lines = [line for line in lines if line and not line.startswith(noise)]
-    key = next((line.removeprefix("full_key: ") for line in lines if line.startswith("full_key: ")), None)
-    lines = [line for line in lines if not line.startswith("full_key: ")]
-    choice = re.search(r"Invalid value '(.*)', expected one of \[(.*)\]", text)
-    if choice and key:
-        return f"{key}={choice.group(1)!r} is not allowed: use one of {choice.group(2)}"
-    message, listing = "", False
-    for line in lines:
-        if message.endswith(":"):
-            message, listing = f"{message} {line}", True
-        elif listing and not line.endswith(":") and " " not in line:
-            message += f", {line}"
-        else:
-            message, listing = f"{message.rstrip('.')}; {line}" if message else line, False
-    return message.replace("Error merging override ", "override ")
-
-
-class _HeldStderr(io.TextIOBase):
-    """stderr that holds what is written until the config is composed, then passes everything through.
-
-    Hydra prints a composition error over several lines before it exits; holding them lets `main` say it in one.
-    """
-
-    def __init__(self, real: TextIO) -> None:
-        self.real = real
-        self.held: list[str] = []
-        self.passing = False
-
-    def write(self, text: str) -> int:
-        if self.passing:
-            return self.real.write(text)
-        self.held.append(text)
-        return len(text)
-
-    def flush(self) -> None:
-        self.real.flush()
-
-    def isatty(self) -> bool:
-        return self.real.isatty()
-
-    def fileno(self) -> int:
-        return self.real.fileno()
-
-    def release(self) -> None:
-        """Pass the held text on, and everything written from now on."""
-        if not self.passing:
-            self.passing = True
-            self.real.write("".join(self.held))
-            self.held.clear()
-
-
-_held: _HeldStderr | None = None
-
-
 @hydra.main(version_base="1.3", config_path="pkg://judgebias.conf", config_name="config")
 def _entry(cfg: DictConfig) -> None:
-    if _held is not None:
-        _held.release()  # composed: from here on stderr is the job's
     code = job(cfg)
     if code == EXIT_INTERRUPTED or (code and HydraConfig.get().mode != RunMode.MULTIRUN):
         sys.exit(code)  # Ctrl-C stops a whole sweep, not just its current job
@@ -204,24 +172,28 @@ def _entry(cfg: DictConfig) -> None:
 
 def main() -> None:
     """Console entry point (also `python -m judgebias.run`)."""
-    global _held
     register_schemas()
+    register_resolver()
+    refused = used_folder_error(sys.argv[1:])
+    if refused:
+        print(f"judgebias: error: {refused}", file=sys.stderr)
+        sys.exit(EXIT_USER_ERROR)
     real = sys.stderr
-    _held = _HeldStderr(real)
-    sys.stderr = _held
+    held = HeldStderr(real)
+    sys.stderr = held  # Hydra's multi-line composition errors are replaced by one line (see config_errors)
     try:
         _entry()
     except SystemExit as stop:
-        error = stop.__context__
-        if stop.code == 1 and isinstance(error, ConfigCompositionException | OverrideParseException):
-            # A bad override or option: Hydra's several lines become one, and it is a user error, not failed calls.
-            text = "".join(_held.held) or str(error)  # what Hydra printed about it
-            _held.held.clear()
-            print(f"judgebias: error: {composition_error(text)}", file=real)
+        failure = stop.__context__
+        if stop.code == 1 and isinstance(failure, ConfigCompositionException | OverrideParseException):
+            # Hydra could not compose the config (a bad override): a user error, said in one line.
+            held.drop()
+            sys.stderr = real
+            print(f"judgebias: error: {composition_message(failure)}", file=real)
             sys.exit(EXIT_USER_ERROR)
         raise
     finally:
-        _held.release()
+        held.release()
         sys.stderr = real
 
 

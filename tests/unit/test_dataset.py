@@ -70,10 +70,18 @@ def test_a_byte_order_mark_and_blank_lines_are_accepted(tmp_path: Path) -> None:
     assert ("1", "q", "x", "y", {"turn": 2}) == (item.id, item.question, item.a, item.b, item.extra)
 
 
-def test_a_data_root_that_is_not_a_folder_names_the_variable(tmp_path: Path) -> None:
-    """A wrong data root points at JUDGEBIAS_DATA_ROOT and data.root."""
-    with pytest.raises(UserError, match="JUDGEBIAS_DATA_ROOT"):
+def test_a_data_root_that_is_not_a_folder_names_the_setting_and_the_folder(tmp_path: Path) -> None:
+    """A wrong data.root names the setting, where it led, and the fix."""
+    with pytest.raises(UserError, match=r"data.root=.* which is not a folder: pass the folder that holds items.jsonl"):
         resolve_path("items.jsonl", str(tmp_path / "nowhere"))
+
+
+def test_the_shared_root_needs_its_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """root=shared without JUDGEBIAS_DATA_ROOT names the variable to set."""
+    monkeypatch.delenv("JUDGEBIAS_DATA_ROOT", raising=False)
+
+    with pytest.raises(UserError, match="JUDGEBIAS_DATA_ROOT is not set"):
+        resolve_path("items.jsonl", "shared")
 
 
 def test_normalising_strips_a_whole_answer_fence_and_cuts_words() -> None:
