@@ -72,6 +72,24 @@ class CallResult:
     tag_first: str | None = None  # the label shown for the first answer (recorded for random tags)
     tag_second: str | None = None
 
+    def without_reply(self) -> CallResult:
+        """This call without its reply text (written out already): what the metrics keep in memory.
+
+        Built field by field: `dataclasses.replace` introspects the class on every call, twice the cost.
+        """
+        return CallResult(
+            self.label,
+            None,
+            self.cached,
+            self.prompt_tokens,
+            self.completion_tokens,
+            self.model,
+            self.error,
+            self.probs,
+            self.tag_first,
+            self.tag_second,
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class ItemResult:
@@ -92,6 +110,26 @@ class ItemResult:
     words_b: int = 0
     soft: float | None = None  # P(a preferred), averaged over both orders, from logprobs
     calls: tuple[CallResult, ...] = field(default=(), compare=False)  # the calls behind call1/call2
+
+    def without_replies(self) -> ItemResult:
+        """The row with its calls' reply texts dropped (written out already): what the metrics keep in memory."""
+        return ItemResult(
+            self.id,
+            self.verdict,
+            self.call1,
+            self.call2,
+            self.consistent,
+            self.human,
+            self.human_votes,
+            self.model_a,
+            self.model_b,
+            self.chars_a,
+            self.chars_b,
+            self.words_a,
+            self.words_b,
+            self.soft,
+            tuple(call.without_reply() for call in self.calls),
+        )
 
 
 # JSON contracts. Keys and their meaning are fixed (other tools read them): add keys, never rename them.

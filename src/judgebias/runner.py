@@ -255,16 +255,11 @@ def _finalise(
     (merged,) = ensemble_results({name: [row] for name, row in rows.items()}) if ensemble else rows.values()
     writer.write(item, rows, merged)
     for name, row in rows.items():
-        per_judge[name].append(_slim(row))
+        per_judge[name].append(row.without_replies())
     if ensemble:
-        combined.append(_slim(merged))
+        combined.append(merged.without_replies())
     progress.advance(calls=len(calls), cached=sum(call.cached for results in by_judge.values() for call in results))
     return failures
-
-
-def _slim(row: ItemResult) -> ItemResult:
-    """The row without its reply texts (written already): what the metrics keep in memory."""
-    return dataclasses.replace(row, calls=tuple(dataclasses.replace(call, raw=None) for call in row.calls))
 
 
 def _call_result(config: Config, request: Request, pending: Pending) -> CallResult:
