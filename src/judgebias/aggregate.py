@@ -26,7 +26,7 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
 FAILED_STATUSES = ("failed", "errors", "missing")
-RATES = ("win_rate", "position_consistency", "human_agreement")
+RATES = ("win_rate", "position_consistency", "human_agreement", "styled_wins")
 
 COLUMNS = (
     "job",
@@ -48,6 +48,10 @@ COLUMNS = (
     "human_agreement_low",
     "human_agreement_high",
     "human_agreement_n",
+    "styled_wins",
+    "styled_wins_low",
+    "styled_wins_high",
+    "styled_wins_n",
     "n_invalid",
     "failed_calls",
     "calls_live",
@@ -73,6 +77,7 @@ READABLE = (
     "biased 1st %",
     "biased 2nd %",
     "human agr. % [CI]",
+    "styled wins % [CI]",
     "invalid",
     "calls live/cached",
     "tokens in/out",
@@ -231,6 +236,7 @@ def readable(row: dict[str, Any]) -> list[str]:
         _pct(row.get("biased_first")),
         _pct(row.get("biased_second")),
         _rate(row, "human_agreement"),
+        _rate(row, "styled_wins"),
         text(row.get("n_invalid")),
         "" if live is None else f"{live}/{text(cached)}",
         "" if tokens_in is None else f"{tokens_in}/{text(tokens_out)}",
