@@ -253,13 +253,15 @@ class _StyleControlledRatings:
     """Bradley–Terry with the style covariates of the style-controlled win rate (Arena-Hard-Auto's style control)."""
 
     # logit P(model i beats model j) = r_i - r_j + sum_f b_f * z_f (z: the game's covariates, as in
-    # style_covariates), fitted by logistic regression on the game outcomes (a tie = 0.5). The plain fit's
+    # _style_covariates), fitted by logistic regression on the game outcomes (a tie = 0.5). The plain fit's
     # virtual tie between every pair of models is kept as one pseudo-game per pair with outcome 0.5 and no
     # covariates, so with no covariate this is the plain model. The first model's r is fixed at 0; ratings
     # are 400 * r / ln 10, shifted to a mean of 1000, like the plain ones.
 
-    def __init__(self, rows: Sequence[ItemResult], first: IntArray, second: IntArray, outcome: FloatArray, k: int):
-        self.features, z = style_covariates(rows)
+    def __init__(
+        self, rows: Sequence[ItemResult], first: IntArray, second: IntArray, outcome: FloatArray, k: int
+    ) -> None:
+        self.features, z = _style_covariates(rows)
         self.k = k
         pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
         sides = np.zeros((len(rows) + len(pairs), k))
@@ -479,7 +481,7 @@ def _style_controlled(items: Sequence[ItemResult], decisive: FloatArray, figures
         needed = f"the style-controlled win rate needs at least {_MIN_SC_ITEMS}"
         out["style_controlled_note"] = f"only {keep.size} decisive verdicts with recorded styles; {needed}"
         return out
-    names, z = style_covariates(fitted)
+    names, z = _style_covariates(fitted)
     if not any(name in FEATURES for name in names):
         out["style_controlled_note"] = (
             f"a and b do not differ in any one formatting feature in {_MIN_FEATURE_ITEMS} or more decisive "
@@ -502,7 +504,7 @@ def _style_controlled(items: Sequence[ItemResult], decisive: FloatArray, figures
     return out
 
 
-def style_covariates(rows: Sequence[ItemResult]) -> tuple[list[str], FloatArray]:
+def _style_covariates(rows: Sequence[ItemResult]) -> tuple[list[str], FloatArray]:
     """The covariates of a style-controlled fit: their names ("length", then features) and scaled columns."""
     # Shared by the style-controlled win rate and the style-controlled ratings: log ratios of a over b,
     # divided by their standard deviation; length enters when it varies, a feature when a and b differ in
