@@ -295,13 +295,13 @@ def aggregate(sweep_dirs: Sequence[Path], out_dir: Path | None = None, *, report
     os.replace(temp, target / "sweep_summary.csv")
     (target / "sweep_summary.md").write_text(markdown(rows), encoding="utf-8")
     if report:
-        from judgebias.report import SweepJob, write_sweep_report
+        from judgebias.sweep_report import SweepJob, write_sweep_report
 
         pages = []
         for job, row in zip(jobs, rows, strict=True):
             page = job.path / "report.html"
             href = Path(os.path.relpath(page, target)).as_posix() if page.exists() else None
-            pages.append(SweepJob(job.name, job.summary, row["overrides"], href))
+            pages.append(SweepJob(job.name, job.summary, row["overrides"], href, job.path))
         write_sweep_report(target, pages)
     return rows
 
