@@ -45,6 +45,7 @@ class VerdictWriter:
         self.final = out_dir / "verdicts.jsonl"
         self.partial = out_dir / "verdicts.jsonl.part"
         self.ensemble = ensemble
+        self.lines = 0
         self.file = self.partial.open("w", encoding="utf-8")
 
     def write(self, item: Item, rows: dict[str, ItemResult]) -> None:
@@ -59,6 +60,7 @@ class VerdictWriter:
             line = verdict_line(item, combined, with_calls=False)
             line["judges"] = {name: _calls_fields(row) | {"verdict": row.verdict} for name, row in rows.items()}
         self.file.write(json.dumps(line, ensure_ascii=False) + "\n")
+        self.lines += 1
 
     def commit(self) -> None:
         """The run completed: the file becomes verdicts.jsonl."""
@@ -66,8 +68,10 @@ class VerdictWriter:
         os.replace(self.partial, self.final)
 
     def abandon(self) -> None:
-        """The run stopped early: keep what was decided in verdicts.jsonl.part."""
+        """The run stopped early: keep what was decided in verdicts.jsonl.part (no file when nothing was)."""
         self.file.close()
+        if not self.lines:
+            self.partial.unlink(missing_ok=True)
 
 
 def verdict_line(item: Item, row: ItemResult, *, with_calls: bool = True) -> dict[str, Any]:
