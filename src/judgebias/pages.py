@@ -37,6 +37,19 @@ def pct(value: Any, digits: int = 1) -> str:
     return f"{100 * float(value):.{digits}f}%"
 
 
+DASH = "—"  # a figure this summary does not have (an older run, or one that did not measure it)
+
+
+def shown(value: Any) -> str:
+    """A value as text, or a dash when it is missing."""
+    return DASH if value is None else str(value)
+
+
+def rate(summary: Summary, name: str) -> str:
+    """A rate of the summary as a percentage: n/a when it could not be measured, a dash when it is absent."""
+    return DASH if name not in summary else pct(summary[name])
+
+
 def interval(summary: Summary, name: str) -> tuple[float, float] | None:
     """The 95% bootstrap interval of a figure, when the run has one."""
     pair = (summary.get("ci") or {}).get(name)

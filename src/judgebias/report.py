@@ -25,8 +25,10 @@ from judgebias.pages import (
     pct,
     point,
     position_bar,
+    rate,
     read_json,
     render_page,
+    shown,
     text,
     with_ci,
     write_page,
@@ -91,31 +93,31 @@ class Panel:
 def summary_cards(s: Summary) -> list[Card]:
     """The headline figures at the top of report.html; optional figures only when the run has them."""
     cards = [
-        Card("win rate of a", pct(s.get("win_rate")), ci_text(s, "win_rate"), "a win counts 1, a tie ½"),
+        Card("win rate of a", rate(s, "win_rate"), ci_text(s, "win_rate"), "a win counts 1, a tie ½"),
         Card(
             "position consistency",
-            pct(s.get("position_consistency")),
+            rate(s, "position_consistency"),
             ci_text(s, "position_consistency"),
             "both orders give the same verdict",
         ),
         Card(
             "biased to first",
-            pct(s.get("biased_first")),
+            rate(s, "biased_first"),
             ci_text(s, "biased_first"),
             "picked whichever was shown first",
         ),
         Card(
             "biased to second",
-            pct(s.get("biased_second")),
+            rate(s, "biased_second"),
             ci_text(s, "biased_second"),
             "picked whichever was shown second",
         ),
     ]
     if "human_agreement" in s:
-        hint = f"on {s.get('human_agreement_n')} labelled items"
+        hint = f"on {shown(s.get('human_agreement_n'))} labelled items"
         cards.append(Card("agreement with people", pct(s.get("human_agreement")), ci_text(s, "human_agreement"), hint))
     if s.get("longer_wins") is not None:
-        hint = f"of {s.get('longer_wins_n')} decisive verdicts"
+        hint = f"of {shown(s.get('longer_wins_n'))} decisive verdicts"
         cards.append(Card("longer answer wins", pct(s.get("longer_wins")), ci_text(s, "longer_wins"), hint))
     if s.get("length_controlled_win_rate") is not None:
         name = "length_controlled_win_rate"
@@ -123,7 +125,7 @@ def summary_cards(s: Summary) -> list[Card]:
             Card("length-controlled win rate", pct(s.get(name)), ci_text(s, name), "win rate of a at equal lengths")
         )
     if s.get("styled_wins") is not None:
-        hint = f"of {s.get('styled_wins_n')} decisive verdicts"
+        hint = f"of {shown(s.get('styled_wins_n'))} decisive verdicts"
         cards.append(Card("more formatted answer wins", pct(s.get("styled_wins")), ci_text(s, "styled_wins"), hint))
     if s.get("style_controlled_win_rate") is not None:
         name = "style_controlled_win_rate"
@@ -132,13 +134,13 @@ def summary_cards(s: Summary) -> list[Card]:
     cards += [
         Card(
             "wins / ties / losses of a",
-            f"{s.get('wins')} / {s.get('ties')} / {s.get('losses')}",
-            hint=f"invalid replies: {s.get('n_invalid', 0)}, failed calls: {s.get('failed_calls', 0)}",
+            " / ".join(shown(s.get(k)) for k in ("wins", "ties", "losses")),
+            hint=f"invalid replies: {shown(s.get('n_invalid', 0))}, failed calls: {shown(s.get('failed_calls', 0))}",
         ),
         Card(
             "calls live / cached",
-            f"{s.get('calls_live')} / {s.get('calls_cached')}",
-            hint=f"tokens {s.get('prompt_tokens', 0)} in / {s.get('completion_tokens', 0)} out",
+            f"{shown(s.get('calls_live'))} / {shown(s.get('calls_cached'))}",
+            hint=f"tokens {shown(s.get('prompt_tokens'))} in / {shown(s.get('completion_tokens'))} out",
         ),
         Card(
             "cost",
@@ -179,7 +181,7 @@ def position_panel(s: Summary) -> Panel:
     if s.get("first_position_p") is not None and s.get("first_position_n"):
         sign = (
             f" Of the {s.get('first_position_n')} items where the verdict followed the position, "
-            f"{s.get('first_position_k')} followed the first slot (sign test p = {float(s['first_position_p']):.3g})."
+            f"{shown(s.get('first_position_k'))} followed the first slot (sign test p = {float(s['first_position_p']):.3g})."
         )
     caption = (
         "Each item is judged in both orders. Consistent: the same verdict both times. First-biased: each time the "
@@ -226,7 +228,7 @@ def agreement_panel(s: Summary) -> Panel | None:
             points.append(point(s, name, label))
     kappa = s.get("cohen_kappa")
     caption = (
-        f"On {s.get('human_agreement_n')} labelled items; Cohen's kappa {'n/a' if kappa is None else f'{kappa:.2f}'}. "
+        f"On {shown(s.get('human_agreement_n'))} labelled items; Cohen's kappa {'n/a' if kappa is None else f'{kappa:.2f}'}. "
         f"The dashed line is the agreement threshold ({pct(s.get('agreement_threshold'), 0)})."
     )
     chart = svg.interval_plot(points, title="agreement with human labels", reference=s.get("agreement_threshold"))
@@ -260,7 +262,7 @@ def length_panel(s: Summary, digest: VerdictDigest) -> Panel:
     if not digest.has_lengths:
         return Panel(note="No answer lengths were recorded.")
     figures = (
-        f"The longer answer won {with_ci(s, 'longer_wins')} of {s.get('longer_wins_n')} decisive verdicts between "
+        f"The longer answer won {with_ci(s, 'longer_wins')} of {shown(s.get('longer_wins_n'))} decisive verdicts between "
         f"answers of different length; the length-controlled win rate of a is "
         f"{with_ci(s, 'length_controlled_win_rate')}."
     )
@@ -285,7 +287,7 @@ def style_panel(s: Summary, digest: VerdictDigest) -> Panel | None:
     if not has_style(s, digest):
         return None
     figures = (
-        f"The more formatted answer won {with_ci(s, 'styled_wins')} of {s.get('styled_wins_n', '—')} decisive "
+        f"The more formatted answer won {with_ci(s, 'styled_wins')} of {shown(s.get('styled_wins_n'))} decisive "
         f"verdicts between answers that differ in formatting; the style-controlled win rate of a is "
         f"{with_ci(s, 'style_controlled_win_rate')}."
     )
@@ -398,7 +400,7 @@ def provenance_entries(s: Summary, provenance: Mapping[str, Any]) -> list[tuple[
     entries = [
         ("models reported", ", ".join(map(str, s.get("models_reported") or [])) or "–"),
         ("labels", text(s.get("labels"))),
-        ("judging time", f"{s.get('judging_seconds')} s"),
+        ("judging time", shown(s.get("judging_seconds")) + " s" * (s.get("judging_seconds") is not None)),
     ]
     if provenance:
         packages = provenance.get("packages") or {}
@@ -422,14 +424,14 @@ def render_report(
     """The whole report.html text."""
     s, provenance = summary, provenance or {}
     config = provenance.get("config")
-    heading = f"{s.get('judge')} · {s.get('rubric')} · {s.get('data')}"
+    heading = " · ".join(shown(s.get(k)) for k in ("judge", "rubric", "data"))
     return render_page(
         "report.html.j2",
         redactor or Redactor.for_config(config),
         title=f"judgebias: {heading}",
         heading=heading,
-        n_items=s.get("n_items"),
-        resamples=s.get("bootstrap_resamples"),
+        n_items=shown(s.get("n_items")),
+        resamples=shown(s.get("bootstrap_resamples")),
         status=str(s.get("status", "ok")),
         notes=notes(s),
         cards=summary_cards(s),
