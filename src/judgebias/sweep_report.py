@@ -64,7 +64,7 @@ def sweep_subject(jobs: Sequence[SweepJob]) -> str:
     return " ".join(f"{key}={','.join(vals)}" for key, vals in values.items() if len(vals) > 1)
 
 
-_STAMP = re.compile(r"(\d{4}-\d{2}-\d{2})[/\\](\d{2})-(\d{2})-(\d{2})$")
+_STAMP = re.compile(r"(\d{4}-\d{2}-\d{2})/(\d{2})-(\d{2})-(\d{2})(?:-\d+)?$")  # DATE/HH-MM-SS[-N]
 
 
 def sweep_time(folder: Path) -> str:
