@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from judgebias import svg
-from judgebias.digest import MAX_TABLE_ROWS, VerdictDigest, length_label, read_verdicts, style_label
+from judgebias.digest import MAX_TABLE_ROWS, VerdictDigest, formatting, length_label, read_verdicts, style_label
 from judgebias.pages import (
     Cell,
     Column,
@@ -373,6 +373,8 @@ def verdicts_table(digest: VerdictDigest) -> Table:
     if has_human:
         columns.append(Column("human", "people"))
     columns += [Column("len_a", "chars a", "num"), Column("len_b", "chars b", "num")]
+    if digest.has_styles:
+        columns += [Column("fmt_a", "format a", "num"), Column("fmt_b", "format b", "num")]
     if has_models:
         columns.append(Column("models", "models (a vs b)"))
     columns.append(Column("replies", "replies", "none"))
@@ -389,6 +391,8 @@ def verdicts_table(digest: VerdictDigest) -> Table:
             "human": Cell(_verdict_name(row.get("human"), "–")),
             "len_a": Cell(text(row.get("chars_a")), numeric=True),
             "len_b": Cell(text(row.get("chars_b")), numeric=True),
+            "fmt_a": Cell(text(formatting(row.get("style_a"))), numeric=True),
+            "fmt_b": Cell(text(formatting(row.get("style_b"))), numeric=True),
             "models": Cell(f"{text(row.get('model_a'))} vs {text(row.get('model_b'))}"),
         }
         rows.append(VerdictRow([cells[c.key] for c in columns if c.key in cells], replies(row)))
