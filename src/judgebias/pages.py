@@ -65,8 +65,8 @@ def ci_text(summary: Summary, name: str) -> str:
 
 
 def with_ci(summary: Summary, name: str) -> str:
-    """'44.8% [32.3, 57.3]', or '44.8%', or 'n/a'."""
-    return " ".join(part for part in (pct(summary.get(name)), ci_text(summary, name)) if part)
+    """'44.8% [32.3, 57.3]', or '44.8%', or 'n/a' (not measurable), or '—' (not in this summary)."""
+    return " ".join(part for part in (rate(summary, name), ci_text(summary, name)) if part)
 
 
 def number(value: Any, digits: int = 3) -> str:

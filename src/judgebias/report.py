@@ -374,7 +374,7 @@ def verdicts_table(digest: VerdictDigest) -> Table:
         columns.append(Column("human", "people"))
     columns += [Column("len_a", "chars a", "num"), Column("len_b", "chars b", "num")]
     if digest.has_styles:
-        columns += [Column("fmt_a", "format a", "num"), Column("fmt_b", "format b", "num")]
+        columns.append(Column("format", "format a / b", "num"))  # sorts by a minus b
     if has_models:
         columns.append(Column("models", "models (a vs b)"))
     columns.append(Column("replies", "replies", "none"))
@@ -391,12 +391,19 @@ def verdicts_table(digest: VerdictDigest) -> Table:
             "human": Cell(_verdict_name(row.get("human"), "–")),
             "len_a": Cell(text(row.get("chars_a")), numeric=True),
             "len_b": Cell(text(row.get("chars_b")), numeric=True),
-            "fmt_a": Cell(text(formatting(row.get("style_a"))), numeric=True),
-            "fmt_b": Cell(text(formatting(row.get("style_b"))), numeric=True),
+            "format": _format_cell(row),
             "models": Cell(f"{text(row.get('model_a'))} vs {text(row.get('model_b'))}"),
         }
         rows.append(VerdictRow([cells[c.key] for c in columns if c.key in cells], replies(row)))
     return Table(columns, rows)
+
+
+def _format_cell(row: Mapping[str, Any]) -> Cell:
+    """Markdown elements of answer a and of answer b, sorting by how much more formatted a is."""
+    a, b = formatting(row.get("style_a")), formatting(row.get("style_b"))
+    if a is None or b is None:
+        return Cell("–", numeric=True, sort="")
+    return Cell(f"{a} / {b}", numeric=True, sort=a - b)
 
 
 def provenance_entries(s: Summary, provenance: Mapping[str, Any]) -> list[tuple[str, str]]:

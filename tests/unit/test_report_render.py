@@ -158,7 +158,8 @@ def test_style_panel_groups_verdicts_by_formatting_difference() -> None:
     assert "style-controlled win rate of a is 50.0% [40.0, 60.0]" in chart
     assert "Fitted coefficients: headers +0.40, list_items +0.25, bold -0.10." in chart
     assert "<h2>Style</h2>" in page
-    assert '<th data-key="fmt_a" data-type="num" scope="col"><button type="button">format a</button></th>' in page
+    assert '<th data-key="format" data-type="num" scope="col"><button type="button">format a / b</button></th>' in page
+    assert '<td class="num" data-v="-7">0 / 7</td>' in page
 
 
 def test_no_style_panel_without_style_fields() -> None:
@@ -168,7 +169,7 @@ def test_no_style_panel_without_style_fields() -> None:
     assert "<h2>Style</h2>" not in page
     assert "style-chart" not in page
     assert "more formatted" not in page
-    assert 'data-key="fmt_a"' not in page
+    assert 'data-key="format"' not in page
 
 
 def test_style_labels_count_whole_elements() -> None:
