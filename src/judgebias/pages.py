@@ -110,6 +110,7 @@ class Cell:
     detail: str = ""  # a second, muted line (an interval)
     href: str | None = None
     badge: bool = False
+    wrap: bool = False  # long settings break anywhere instead of widening the table
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ POSITION_SEGMENTS = (
 )
 VERDICT_SEGMENTS = (("a wins", BLUE), ("tie", GREY), ("b wins", VERMILLION), ("error", "#444444"))
 TICKS = (0, 25, 50, 75, 100)
-LABEL_CHARS = 44  # longer row labels are shortened (the tooltip keeps the whole label)
+LABEL_CHARS = 40  # longer row labels are shortened to fit left of the axis (the tooltip keeps the whole label)
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from judgebias.pages import (
     position_bar,
     read_json,
     render_page,
+    shown,
     text,
     write_page,
 )
@@ -44,18 +45,31 @@ class SweepJob:
     folder: Path | None = None  # the job's folder: its provenance.json names the key env vars to redact
 
 
-def job_label(job: SweepJob) -> str:
-    """A job as the charts name it: what the sweep varied when known, else judge / rubric / data."""
-    s = job.summary
-    what = job.overrides or f"{s.get('judge')} / {s.get('rubric')} / {s.get('data')}"
-    return f"{job.name}: {what}"
+CHOICES = ("judge", "rubric", "data")
+
+
+def job_labels(jobs: Sequence[SweepJob]) -> dict[str, str]:
+    """Each job as the charts name it: judge / rubric / data, or, when jobs have overrides, what the sweep varied.
+
+    With overrides, a label is the varied choices and the overrides with their keys' last part (`strip_markdown=true`
+    for `data.normalize.strip_markdown=true`), so the distinguishing values survive the label's length limit.
+    """
+    if not any(job.overrides for job in jobs):
+        return {job.name: f"{job.name}: " + " / ".join(shown(job.summary.get(k)) for k in CHOICES) for job in jobs}
+    varied = [k for k in CHOICES if len({shown(job.summary.get(k)) for job in jobs}) > 1]
+    labels = {}
+    for job in jobs:
+        parts = [shown(job.summary.get(k)) for k in varied]
+        parts += [o.partition("=")[0].rsplit(".", 1)[-1] + "=" + o.partition("=")[2] for o in job.overrides.split()]
+        labels[job.name] = f"{job.name}: " + " · ".join(parts)
+    return labels
 
 
 def sweep_subject(jobs: Sequence[SweepJob]) -> str:
     """What a sweep varied, as `judge=a,b rubric=x,y` (values in job order); empty when nothing varied."""
     values: dict[str, list[str]] = {}
     for job in jobs:
-        pairs = [(k, text(job.summary.get(k))) for k in ("judge", "rubric", "data") if job.summary.get(k) is not None]
+        pairs = [(k, text(job.summary.get(k))) for k in CHOICES if job.summary.get(k) is not None]
         pairs += [(o.partition("=")[0], o.partition("=")[2]) for o in job.overrides.split() if "=" in o]
         for key, value in pairs:
             seen = values.setdefault(key, [])
@@ -121,7 +135,7 @@ def sweep_row(job: SweepJob, columns: Sequence[Column]) -> Row:
         "judge": Cell(text(s.get("judge"))),
         "rubric": Cell(text(s.get("rubric"))),
         "data": Cell(text(s.get("data"))),
-        "overrides": Cell(job.overrides),
+        "overrides": Cell(job.overrides, wrap=True),
         "n": Cell(text(s.get("n_items")), numeric=True),
         "win_rate": _rate_cell(s, "win_rate"),
         "position_consistency": _rate_cell(s, "position_consistency"),
@@ -146,7 +160,8 @@ def render_sweep_report(
     failed = [j for j in jobs if j.summary.get("status") not in ("ok", "errors", "dry-run")]
     subject = sweep_subject(jobs)
     heading = " · ".join(part for part in (subject or title, when) if part)
-    position = [b for b in (position_bar(job_label(j), j.summary) for j in ok) if b]
+    label = job_labels(jobs)
+    position = [b for b in (position_bar(label[j.name], j.summary) for j in ok) if b]
     labelled = [j for j in ok if "human_agreement" in j.summary]
     columns = sweep_columns(jobs)
     return render_page(
@@ -158,7 +173,7 @@ def render_sweep_report(
         jobs=jobs,
         n_ok=len(ok),
         failed=failed,
-        win_rate=svg.interval_plot([point(j.summary, "win_rate", job_label(j)) for j in ok], title="win rate per job")
+        win_rate=svg.interval_plot([point(j.summary, "win_rate", label[j.name]) for j in ok], title="win rate per job")
         if ok
         else None,
         position=svg.stacked_bars(position, POSITION_SEGMENTS, title="position-bias breakdown per job")
@@ -166,7 +181,7 @@ def render_sweep_report(
         else None,
         position_legend=POSITION_SEGMENTS,
         agreement=svg.interval_plot(
-            [point(j.summary, "human_agreement", job_label(j)) for j in labelled],
+            [point(j.summary, "human_agreement", label[j.name]) for j in labelled],
             title="agreement with human labels per job",
             reference=labelled[0].summary.get("agreement_threshold"),
         )

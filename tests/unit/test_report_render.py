@@ -208,7 +208,7 @@ def test_sweep_table_hides_an_empty_overrides_column() -> None:
     varied = render_sweep_report([job("0", "data.limit=5"), job("1", "data.limit=9")], title="sweep")
 
     assert 'data-key="overrides"' not in plain
-    assert 'data-key="overrides"' in varied and "<td>data.limit=9</td>" in varied
+    assert 'data-key="overrides"' in varied and '<td class="wrap">data.limit=9</td>' in varied
 
 
 def test_sweep_table_shows_styled_wins_only_when_measured() -> None:
@@ -234,3 +234,18 @@ def test_sweep_title_names_what_varied_and_when(tmp_path: Path) -> None:
     expected = "judgebias sweep: judge=judge0,judge1 max_concurrency=4,8 · 2026-11-30 10:00:00"
     assert f"<title>{expected}</title>" in page
     assert f"<h1>{expected}</h1>" in page
+
+
+def test_sweep_chart_labels_name_what_each_job_varied() -> None:
+    """With overrides, each chart label names the job's varied choices and settings, short enough to read whole."""
+    jobs = [
+        job("0", "data.normalize.strip_markdown=true", win_rate=0.5),
+        job("1", "data.normalize.strip_markdown=false", win_rate=0.6),
+    ]
+
+    page = render_sweep_report(jobs, title="sweep")
+
+    chart = page.split('id="win-rate-chart"', 1)[1].split("</figure>", 1)[0]
+    assert ["0: judge0 · strip_markdown=true", "1: judge1 · strip_markdown=false"] == re.findall(
+        r'text-anchor="end">([^<]+)</text>', chart
+    )
