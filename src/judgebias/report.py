@@ -55,7 +55,7 @@ class Card:
 
 
 @dataclass(frozen=True)
-class Reply:
+class ReplyBlock:
     """One reply block under a verdict row: a call's reply, its error, or a judge's verdict (ensembles)."""
 
     title: str
@@ -69,7 +69,7 @@ class Reply:
 class VerdictRow(Row):
     """A row of the verdict table, with the replies shown under it."""
 
-    replies: Sequence[Reply] = ()
+    replies: Sequence[ReplyBlock] = ()
 
 
 @dataclass(frozen=True)
@@ -332,14 +332,14 @@ def _verdict_name(value: Any, missing: str = "") -> str:
     return VERDICT_NAMES.get(str(value), str(value))
 
 
-def _reply(title: str, raw: Any, error: Any, cached: Any) -> Reply:
+def _reply(title: str, raw: Any, error: Any, cached: Any) -> ReplyBlock:
     text = None if raw is None else str(raw)
     if text is not None and len(text) > MAX_REPLY_CHARS:
         text = text[:MAX_REPLY_CHARS] + f"… ({len(text) - MAX_REPLY_CHARS} more characters in verdicts.jsonl)"
-    return Reply(title, " (from the cache)" if cached else "", text, str(error) if error else None)
+    return ReplyBlock(title, " (from the cache)" if cached else "", text, str(error) if error else None)
 
 
-def replies(row: Mapping[str, Any]) -> list[Reply]:
+def replies(row: Mapping[str, Any]) -> list[ReplyBlock]:
     """The replies of one verdict line: both calls, for each judge of an ensemble."""
     blocks = []
     judges = row.get("judges")
@@ -349,7 +349,7 @@ def replies(row: Mapping[str, Any]) -> list[Reply]:
             continue
         prefix = f"{name}: " if name is not None else ""
         if name is not None:
-            blocks.append(Reply(str(name), verdict=_verdict_name(calls.get("verdict"))))
+            blocks.append(ReplyBlock(str(name), verdict=_verdict_name(calls.get("verdict"))))
         blocks.append(
             _reply(f"{prefix}call 1 (a shown first)", calls.get("raw1"), calls.get("error1"), calls.get("cached1"))
         )
