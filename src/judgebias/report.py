@@ -333,10 +333,11 @@ def _verdict_name(value: Any, missing: str = "") -> str:
 
 
 def _reply(title: str, raw: Any, error: Any, cached: Any) -> ReplyBlock:
-    text = None if raw is None else str(raw)
-    if text is not None and len(text) > MAX_REPLY_CHARS:
-        text = text[:MAX_REPLY_CHARS] + f"… ({len(text) - MAX_REPLY_CHARS} more characters in verdicts.jsonl)"
-    return ReplyBlock(title, " (from the cache)" if cached else "", text, str(error) if error else None)
+    """One call's block: its reply cut to MAX_REPLY_CHARS (the whole reply stays in verdicts.jsonl) and error."""
+    reply = None if raw is None else str(raw)
+    if reply is not None and len(reply) > MAX_REPLY_CHARS:
+        reply = reply[:MAX_REPLY_CHARS] + f"… ({len(reply) - MAX_REPLY_CHARS} more characters in verdicts.jsonl)"
+    return ReplyBlock(title, " (from the cache)" if cached else "", reply, str(error) if error else None)
 
 
 def replies(row: Mapping[str, Any]) -> list[ReplyBlock]:
