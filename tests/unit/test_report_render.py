@@ -249,3 +249,18 @@ def test_sweep_chart_labels_name_what_each_job_varied() -> None:
     assert ["0: judge0 · strip_markdown=true", "1: judge1 · strip_markdown=false"] == re.findall(
         r'text-anchor="end">([^<]+)</text>', chart
     )
+
+
+def test_sweep_page_redacts_the_keys_its_jobs_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failed job's error never shows the value of a key env var that the job's own configuration names."""
+    secret = "plain-looking-sweep-value-0123"
+    monkeypatch.setenv("JB_SWEEP_KEY", secret)
+    folder = tmp_path / "0"
+    folder.mkdir()
+    (folder / "provenance.json").write_text('{"config": {"judge": {"api_key_env": "JB_SWEEP_KEY"}}}', encoding="utf-8")
+    failed = SweepJob("0", {"status": "failed", "error": f"endpoint said {secret}"}, folder=folder)
+
+    page = write_sweep_report(tmp_path, [failed]).read_text(encoding="utf-8")
+
+    assert secret not in page
+    assert "job 0 failed: endpoint said [redacted]" in page
