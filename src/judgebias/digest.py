@@ -11,7 +11,9 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
+
+from judgebias.record import VerdictLine
 
 MAX_TABLE_ROWS = 2000
 LENGTH_EDGES = (30, 100, 300, 1000)  # |chars a - chars b| bin edges, mirrored for a shorter / a longer
@@ -27,7 +29,7 @@ class VerdictDigest:
     """Counts over every row of verdicts.jsonl, and the first rows in full."""
 
     total: int = 0
-    rows: list[dict[str, Any]] = field(default_factory=list)
+    rows: list[VerdictLine] = field(default_factory=list)
     length_bins: list[Counter[str]] = field(default_factory=lambda: _bins(LENGTH_EDGES))
     style_bins: list[Counter[str]] = field(default_factory=lambda: _bins(STYLE_EDGES))
     confusion: Counter[tuple[str, str]] = field(default_factory=Counter)
@@ -55,18 +57,18 @@ def read_verdicts(path: Path, limit: int = MAX_TABLE_ROWS) -> VerdictDigest:
             if not isinstance(row, dict):
                 digest.unreadable += 1
                 continue
-            add_row(digest, row, keep=len(digest.rows) < limit)
+            add_row(digest, cast(VerdictLine, row), keep=len(digest.rows) < limit)
     return digest
 
 
-def add_row(digest: VerdictDigest, row: dict[str, Any], *, keep: bool) -> None:
+def add_row(digest: VerdictDigest, row: VerdictLine, *, keep: bool) -> None:
     """Count one verdicts.jsonl line into the digest (and keep it for the table when `keep`)."""
     digest.total += 1
     verdict = str(row.get("verdict"))
     chars_a, chars_b = _int(row.get("chars_a")), _int(row.get("chars_b"))
     digest.has_lengths |= bool(chars_a or chars_b)
     digest.length_bins[difference_bin(chars_a - chars_b, LENGTH_EDGES)][verdict] += 1
-    style_a, style_b = formatting(row.get("style_a")), formatting(row.get("style_b"))
+    style_a, style_b = styles(row)
     if style_a is not None and style_b is not None:
         digest.has_styles = True
         digest.style_bins[difference_bin(style_a - style_b, STYLE_EDGES)][verdict] += 1
@@ -75,6 +77,12 @@ def add_row(digest: VerdictDigest, row: dict[str, Any], *, keep: bool) -> None:
         digest.confusion[(str(human), verdict)] += 1
     if keep:
         digest.rows.append(row)
+
+
+def styles(row: VerdictLine) -> tuple[int | None, int | None]:
+    """How formatted answers a and b are (None: not recorded): `style_a`/`style_b`, added beside chars_a/chars_b."""
+    fields: Mapping[str, Any] = row  # the style fields are read by name until VerdictLine declares them
+    return formatting(fields.get("style_a")), formatting(fields.get("style_b"))
 
 
 def formatting(style: Any) -> int | None:

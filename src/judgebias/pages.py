@@ -13,8 +13,6 @@ import base64
 import functools
 import hashlib
 import json
-import math
-import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -24,17 +22,14 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from judgebias import svg
+from judgebias import formatting, svg
+from judgebias.files import write_text_atomic
+from judgebias.formatting import pct
 from judgebias.svg import Bar, Point
 
-Summary = Mapping[str, Any]
-
-
-def pct(value: Any, digits: int = 1) -> str:
-    """A fraction as a percentage, or n/a."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "n/a"
-    return f"{100 * float(value):.{digits}f}%"
+# A summary.json (Summary) or one judge's part of it, read by figure name: the pages look figures up by names
+# held in variables (cards, points, columns), which a TypedDict cannot check; the entry points take Summary.
+Figures = Mapping[str, Any]
 
 
 DASH = "—"  # a figure this summary does not have (an older run, or one that did not measure it)
@@ -45,12 +40,12 @@ def shown(value: Any) -> str:
     return DASH if value is None else str(value)
 
 
-def rate(summary: Summary, name: str) -> str:
+def rate(summary: Figures, name: str) -> str:
     """A rate of the summary as a percentage: n/a when it could not be measured, a dash when it is absent."""
     return DASH if name not in summary else pct(summary[name])
 
 
-def interval(summary: Summary, name: str) -> tuple[float, float] | None:
+def interval(summary: Figures, name: str) -> tuple[float, float] | None:
     """The 95% bootstrap interval of a figure, when the run has one."""
     pair = (summary.get("ci") or {}).get(name)
     if not pair or pair[0] is None or pair[1] is None:
@@ -58,13 +53,12 @@ def interval(summary: Summary, name: str) -> tuple[float, float] | None:
     return float(pair[0]), float(pair[1])
 
 
-def ci_text(summary: Summary, name: str) -> str:
+def ci_text(summary: Figures, name: str) -> str:
     """'[low, high]' in percent, or empty."""
-    pair = interval(summary, name)
-    return "" if pair is None else f"[{100 * pair[0]:.1f}, {100 * pair[1]:.1f}]"
+    return formatting.ci_text(interval(summary, name)).strip()
 
 
-def with_ci(summary: Summary, name: str) -> str:
+def with_ci(summary: Figures, name: str) -> str:
     """'44.8% [32.3, 57.3]', or '44.8%', or 'n/a' (not measurable), or '—' (not in this summary)."""
     return " ".join(part for part in (rate(summary, name), ci_text(summary, name)) if part)
 
@@ -74,13 +68,13 @@ def number(value: Any, digits: int = 3) -> str:
     return "" if value is None else f"{float(value):.{digits}f}"
 
 
-def point(summary: Summary, name: str, label: str) -> Point:
+def point(summary: Figures, name: str, label: str) -> Point:
     """A figure of the summary with its interval."""
     pair = interval(summary, name)
     return Point(label, summary.get(name), *(pair if pair else (None, None)))
 
 
-def position_bar(label: str, figures: Summary) -> Bar | None:
+def position_bar(label: str, figures: Figures) -> Bar | None:
     """consistent / first-biased / second-biased / other shares of a run's items with both orders readable."""
     consistent = figures.get("position_consistency")
     if consistent is None:
@@ -187,15 +181,14 @@ def render_page(template: str, redactor: Callable[[str], str], **context: Any) -
     return page if page.endswith("\n") else page + "\n"
 
 
-def write_page(path: Path, text: str) -> Path:
-    """Write a page atomically (a temp file renamed), so a browser never shows half a page."""
-    temp = path.with_name(path.name + ".tmp")
-    temp.write_text(text, encoding="utf-8")
-    os.replace(temp, path)
+def write_page(path: Path, page: str) -> Path:
+    """Write a page atomically, so a browser never shows half a page; return its path."""
+    write_text_atomic(path, page)
     return path
 
 
 def read_json(path: Path) -> dict[str, Any]:
+    """A JSON object from a file, or {} when it is missing or unreadable (a page then leaves that part out)."""
     try:
         value = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError):

@@ -13,16 +13,16 @@ from pathlib import Path
 from typing import Any
 
 from judgebias import svg
-from judgebias.digest import MAX_TABLE_ROWS, VerdictDigest, formatting, length_label, read_verdicts, style_label
+from judgebias.digest import MAX_TABLE_ROWS, VerdictDigest, length_label, read_verdicts, style_label, styles
+from judgebias.formatting import pct
 from judgebias.pages import (
     Cell,
     Column,
+    Figures,
     Row,
-    Summary,
     Table,
     ci_text,
     number,
-    pct,
     point,
     position_bar,
     rate,
@@ -33,6 +33,7 @@ from judgebias.pages import (
     with_ci,
     write_page,
 )
+from judgebias.record import Summary
 from judgebias.redaction import Redactor
 from judgebias.svg import POSITION_SEGMENTS, VERDICT_SEGMENTS, Bar
 
@@ -90,7 +91,7 @@ class Panel:
     note: str = ""
 
 
-def summary_cards(s: Summary) -> list[Card]:
+def summary_cards(s: Figures) -> list[Card]:
     """The headline figures at the top of report.html; optional figures only when the run has them."""
     cards = [
         Card("win rate of a", rate(s, "win_rate"), ci_text(s, "win_rate"), "a win counts 1, a tie ½"),
@@ -152,7 +153,7 @@ def summary_cards(s: Summary) -> list[Card]:
     return cards
 
 
-def notes(s: Summary) -> list[Note]:
+def notes(s: Figures) -> list[Note]:
     """Warnings (agreement below threshold, failed calls) and the run's notes."""
     out = []
     if s.get("agreement_warning") and s.get("agreement_message"):
@@ -169,7 +170,7 @@ def notes(s: Summary) -> list[Note]:
     return out
 
 
-def position_panel(s: Summary) -> Panel:
+def position_panel(s: Figures) -> Panel:
     """Consistent / first-biased / second-biased / other, for the run and for each judge of an ensemble."""
     judges = s.get("judges") or {}
     candidates = [position_bar("ensemble" if judges else str(s.get("judge")), s)]
@@ -192,7 +193,7 @@ def position_panel(s: Summary) -> Panel:
     return Panel(chart, caption, POSITION_SEGMENTS)
 
 
-def win_rate_panel(s: Summary) -> Panel:
+def win_rate_panel(s: Figures) -> Panel:
     """The win rate of a, read several ways, with intervals."""
     points = [
         point(s, "win_rate", "win rate (both orders agree)"),
@@ -214,7 +215,7 @@ def win_rate_panel(s: Summary) -> Panel:
     return Panel(svg.interval_plot(points, title="win rate of answer a with 95% intervals"), caption)
 
 
-def agreement_panel(s: Summary) -> Panel | None:
+def agreement_panel(s: Figures) -> Panel | None:
     """Agreement with the human labels (None when the data has none)."""
     if "human_agreement" not in s:
         return None
@@ -255,7 +256,7 @@ def _verdict_bars(bins: Sequence[Mapping[str, int]], label: Callable[[int], str]
     return bars
 
 
-def length_panel(s: Summary, digest: VerdictDigest) -> Panel:
+def length_panel(s: Figures, digest: VerdictDigest) -> Panel:
     """Verdicts grouped by how much longer answer a is than b."""
     if not digest.found:
         return Panel(note="verdicts.jsonl was not found, so the length picture is missing.")
@@ -277,12 +278,12 @@ def length_panel(s: Summary, digest: VerdictDigest) -> Panel:
     return Panel(chart, caption, VERDICT_SEGMENTS)
 
 
-def has_style(s: Summary, digest: VerdictDigest) -> bool:
+def has_style(s: Figures, digest: VerdictDigest) -> bool:
     """Whether the run measured formatting (style fields in summary.json or verdicts.jsonl)."""
     return digest.has_styles or "styled_wins" in s
 
 
-def style_panel(s: Summary, digest: VerdictDigest) -> Panel | None:
+def style_panel(s: Figures, digest: VerdictDigest) -> Panel | None:
     """Verdicts grouped by how much more formatted answer a is than b (None when the run has no style fields)."""
     if not has_style(s, digest):
         return None
@@ -392,22 +393,21 @@ def verdicts_table(digest: VerdictDigest) -> Table:
             "human": Cell(_verdict_name(row.get("human"), "–")),
             "len_a": Cell(text(row.get("chars_a")), numeric=True),
             "len_b": Cell(text(row.get("chars_b")), numeric=True),
-            "format": _format_cell(row),
+            "format": _format_cell(*styles(row)),
             "models": Cell(f"{text(row.get('model_a'))} vs {text(row.get('model_b'))}"),
         }
         rows.append(VerdictRow([cells[c.key] for c in columns if c.key in cells], replies(row)))
     return Table(columns, rows)
 
 
-def _format_cell(row: Mapping[str, Any]) -> Cell:
+def _format_cell(a: int | None, b: int | None) -> Cell:
     """Markdown elements of answer a and of answer b, sorting by how much more formatted a is."""
-    a, b = formatting(row.get("style_a")), formatting(row.get("style_b"))
     if a is None or b is None:
         return Cell("–", numeric=True, sort="")
     return Cell(f"{a} / {b}", numeric=True, sort=a - b)
 
 
-def provenance_entries(s: Summary, provenance: Mapping[str, Any]) -> list[tuple[str, str]]:
+def provenance_entries(s: Figures, provenance: Mapping[str, Any]) -> list[tuple[str, str]]:
     """What produced the run: models, labels, time, config hash, revision, packages."""
     entries = [
         ("models reported", ", ".join(map(str, s.get("models_reported") or [])) or "–"),

@@ -11,17 +11,16 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from judgebias import svg
+from judgebias.formatting import pct
 from judgebias.pages import (
     Cell,
     Column,
+    Figures,
     Row,
-    Summary,
     Table,
     ci_text,
-    pct,
     point,
     position_bar,
     read_json,
@@ -30,6 +29,7 @@ from judgebias.pages import (
     text,
     write_page,
 )
+from judgebias.record import Summary
 from judgebias.redaction import Redactor, key_env_names
 from judgebias.svg import POSITION_SEGMENTS
 
@@ -39,7 +39,7 @@ class SweepJob:
     """One job of a sweep as the sweep page shows it."""
 
     name: str
-    summary: dict[str, Any]
+    summary: Summary
     overrides: str = ""
     report_href: str | None = None
     folder: Path | None = None  # the job's folder: its provenance.json names the key env vars to redact
@@ -119,7 +119,7 @@ def sweep_columns(jobs: Sequence[SweepJob]) -> list[Column]:
     return columns
 
 
-def _rate_cell(s: Summary, key: str, *, ci: bool = True) -> Cell:
+def _rate_cell(s: Figures, key: str, *, ci: bool = True) -> Cell:
     value = s.get(key)
     return Cell(pct(value), numeric=True, sort="" if value is None else value, detail=ci_text(s, key) if ci else "")
 

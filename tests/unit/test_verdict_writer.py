@@ -25,7 +25,7 @@ def test_a_run_stopped_before_any_verdict_leaves_no_partial_file(tmp_path: Path)
 def test_a_run_stopped_after_some_verdicts_keeps_them_in_the_partial_file(tmp_path: Path) -> None:
     """When a run stops after deciding items, verdicts.jsonl.part keeps their lines (and no verdicts.jsonl)."""
     writer = VerdictWriter(tmp_path, ensemble=False)
-    writer.write(ITEM, {"j": ROW})
+    writer.write(ITEM, {"j": ROW}, ROW)
 
     writer.abandon()
 
