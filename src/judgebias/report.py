@@ -138,11 +138,7 @@ def summary_cards(s: Figures) -> list[Card]:
             " / ".join(shown(s.get(k)) for k in ("wins", "ties", "losses")),
             hint=f"invalid replies: {shown(s.get('n_invalid', 0))}, failed calls: {shown(s.get('failed_calls', 0))}",
         ),
-        Card(
-            "calls live / cached",
-            f"{shown(s.get('calls_live'))} / {shown(s.get('calls_cached'))}",
-            hint=f"tokens {shown(s.get('prompt_tokens'))} in / {shown(s.get('completion_tokens'))} out",
-        ),
+        _calls_card(s),
         Card(
             "cost",
             f"${float(s.get('cost_usd') or 0):.4f}",
@@ -151,6 +147,18 @@ def summary_cards(s: Figures) -> list[Card]:
         ),
     ]
     return cards
+
+
+def _calls_card(s: Figures) -> Card:
+    """Calls sent to an endpoint (with their tokens) and answered from the cache; offline judges' calls apart."""
+    if s.get("calls_offline"):
+        hint = "answered by an offline judge: no request sent, no tokens"
+        return Card(
+            "calls offline / cached", f"{shown(s.get('calls_offline'))} / {shown(s.get('calls_cached'))}", hint=hint
+        )
+    value = f"{shown(s.get('calls_live'))} / {shown(s.get('calls_cached'))}"
+    hint = f"tokens {shown(s.get('prompt_tokens'))} in / {shown(s.get('completion_tokens'))} out"
+    return Card("calls live / cached", value, hint=hint)
 
 
 def notes(s: Figures) -> list[Note]:

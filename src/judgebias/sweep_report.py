@@ -94,7 +94,7 @@ def sweep_time(folder: Path) -> str:
 
 
 def sweep_columns(jobs: Sequence[SweepJob]) -> list[Column]:
-    """The jobs table's columns: overrides only when some job has them, styled wins only when measured."""
+    """The jobs table's columns: overrides, styled wins and offline calls only when some job has them."""
     columns = [Column("job", "job"), Column("status", "status")]
     columns += [Column("judge", "judge"), Column("rubric", "rubric"), Column("data", "data")]
     if any(job.overrides for job in jobs):
@@ -112,6 +112,10 @@ def sweep_columns(jobs: Sequence[SweepJob]) -> list[Column]:
     columns += [
         Column("n_invalid", "invalid", "num"),
         Column("calls_live", "calls live", "num"),
+    ]
+    if any(job.summary.get("calls_offline") for job in jobs):
+        columns.append(Column("calls_offline", "offline", "num"))
+    columns += [
         Column("calls_cached", "cached", "num"),
         Column("tokens", "tokens in / out", "num"),
         Column("cost_usd", "cost $", "num"),
@@ -145,6 +149,7 @@ def sweep_row(job: SweepJob, columns: Sequence[Column]) -> Row:
         "styled_wins": _rate_cell(s, "styled_wins"),
         "n_invalid": Cell(text(s.get("n_invalid")), numeric=True),
         "calls_live": Cell(text(s.get("calls_live")), numeric=True),
+        "calls_offline": Cell(text(s.get("calls_offline")), numeric=True),
         "calls_cached": Cell(text(s.get("calls_cached")), numeric=True),
         "tokens": Cell("" if tokens is None else f"{tokens} / {s.get('completion_tokens')}", True, tokens),
         "cost_usd": Cell("" if cost is None else f"{float(cost):.4f}", numeric=True),

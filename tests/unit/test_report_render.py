@@ -264,3 +264,25 @@ def test_sweep_page_redacts_the_keys_its_jobs_name(tmp_path: Path, monkeypatch: 
 
     assert secret not in page
     assert "job 0 failed: endpoint said [redacted]" in page
+
+
+def test_an_offline_run_counts_its_calls_as_offline() -> None:
+    """A run of an offline judge shows its calls as offline (no tokens), a live run its live calls and tokens."""
+    offline = FULL | {"calls_live": 0, "calls_offline": 80, "prompt_tokens": 0, "completion_tokens": 0}
+
+    offline_page = render_report(offline, [], digest_of([line(1)]))
+    live_page = render_report(FULL, [], digest_of([line(1)]))
+
+    assert "80 / 0" == card(offline_page, "calls offline / cached")
+    assert "calls live / cached" not in offline_page
+    assert "80 / 0" == card(live_page, "calls live / cached")
+    assert "tokens 1000 in / 80 out" in live_page
+
+
+def test_sweep_table_shows_offline_calls_only_when_a_job_had_them() -> None:
+    """The offline column appears when some job was judged offline, and not for live-only sweeps."""
+    mixed = render_sweep_report([job("0", calls_offline=96, calls_live=0), job("1", calls_live=96)], title="s")
+    live = render_sweep_report([job("0", calls_live=96)], title="s")
+
+    assert 'data-key="calls_offline"' in mixed
+    assert 'data-key="calls_offline"' not in live
