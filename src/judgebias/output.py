@@ -154,8 +154,12 @@ def build_summary(
         "normalization": dataclasses.asdict(config.data.normalize),
         "labels": config.rubric.labels,
         "failed_calls": failures,
+        "retries": sum(getattr(j.backend, "retries", 0) for j in judgings),
+        "timeouts": sum(getattr(j.backend, "timeouts", 0) for j in judgings),
         "judging_seconds": round(elapsed, 3),
-        "notes": notes + ([summary["position_consistency_note"]] if summary.get("position_consistency_note") else []),
+        "notes": notes
+        + [note for j in judgings for note in getattr(j.backend, "notes", list)()]
+        + ([summary["position_consistency_note"]] if summary.get("position_consistency_note") else []),
     }
     return summary
 
@@ -265,7 +269,7 @@ def dry_run_estimate(
         entry["prompt_tokens_est"] += tokens
         entry["cost_usd_est"] += (
             tokens * judging.config.price_input_per_mtok
-            + judging.config.max_tokens * judging.config.price_output_per_mtok
+            + (judging.config.max_tokens or 0) * judging.config.price_output_per_mtok
         ) / 1e6
     return {
         "dry_run": True,

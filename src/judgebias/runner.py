@@ -117,14 +117,62 @@ def _check_openai_settings(judge: JudgeConfig) -> None:
         value = getattr(judge, key)
         if value is not None and value <= 0:
             raise UserError(f"judge {judge.name!r}: judge.{key}={value} must be > 0, or null for no client-side limit")
-    if judge.max_tokens < 1:
-        raise UserError(f"judge {judge.name!r}: judge.max_tokens={judge.max_tokens} must be at least 1")
+    if judge.max_tokens is not None and judge.max_tokens < 1:
+        raise UserError(f"judge {judge.name!r}: judge.max_tokens={judge.max_tokens} must be at least 1 (or null)")
+    _check_reasoning_settings(judge)
     if judge.api_key_env is not None and not ENV_VAR_NAME.fullmatch(judge.api_key_env):
         # Most likely the key itself: never echo it, and let the caller scrub it from Hydra's config dumps.
         raise SecretInConfig(
             f"judge {judge.name!r}: judge.api_key_env takes the NAME of an environment variable (e.g. "
             "OPENAI_API_KEY), not the key itself; the value was removed from this run's saved config",
             judge.api_key_env,
+        )
+
+
+REASONING_EFFORTS = ("minimal", "low", "medium", "high")
+TOKEN_BUDGET_PARAMS = ("max_tokens", "max_completion_tokens")
+
+
+def _check_reasoning_settings(judge: JudgeConfig) -> None:
+    """What OpenAI's reasoning models refuse with a 400, caught before the first call instead of mid-run."""
+    from judgebias.openai_judge import is_reasoning_model
+
+    if judge.max_tokens_param not in TOKEN_BUDGET_PARAMS:
+        raise UserError(
+            f"judge {judge.name!r}: judge.max_tokens_param={judge.max_tokens_param!r}: use max_tokens or "
+            "max_completion_tokens (the body field that carries judge.max_tokens)"
+        )
+    if judge.reasoning_effort is not None and judge.reasoning_effort not in REASONING_EFFORTS:
+        raise UserError(
+            f"judge {judge.name!r}: judge.reasoning_effort={judge.reasoning_effort!r}: use "
+            f"{', '.join(REASONING_EFFORTS)}, or null to send none"
+        )
+    if judge.max_wait < 0:
+        raise UserError(f"judge {judge.name!r}: judge.max_wait={judge.max_wait} must be >= 0 (seconds)")
+    for header, variable in judge.extra_headers.items():
+        if not ENV_VAR_NAME.fullmatch(str(variable)):
+            raise SecretInConfig(
+                f"judge {judge.name!r}: judge.extra_headers.{header} takes the NAME of an environment variable "
+                "holding the header's value, not the value itself; the value was removed from this run's saved config",
+                str(variable),
+            )
+    if not is_reasoning_model(judge):
+        return
+    refused = [
+        f"judge.{key}={value}"
+        for key, value, allowed in (
+            ("temperature", judge.temperature, (None, 1, 1.0)),
+            ("top_p", judge.top_p, (None, 1, 1.0)),
+            ("logprobs", judge.logprobs, (False,)),
+            ("max_tokens_param", judge.max_tokens_param, ("max_completion_tokens",)),
+        )
+        if value not in allowed
+    ]
+    if refused:
+        raise UserError(
+            f"judge {judge.name!r} ({judge.model}) is a reasoning model, which refuses {', '.join(refused)}: set "
+            "judge.temperature=null judge.top_p=null judge.logprobs=false judge.max_tokens_param=max_completion_tokens "
+            "(as the gpt5, gpt5_mini and o4_mini presets do)"
         )
 
 
