@@ -299,7 +299,7 @@ class OpenAIJudge:
         with self._lock:
             self.retries += 1
             self.timeouts += timeout
-            kind = reason.split(" (")[0]
+            kind = f"{type(error).__name__} {getattr(error, 'status_code', '')}"  # not the text: it holds numbers
             show = now - self._noticed.get(kind, -NOTICE_EVERY) >= NOTICE_EVERY
             if show:
                 self._noticed[kind] = now
