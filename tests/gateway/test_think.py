@@ -13,8 +13,11 @@ from judgebias.parsing import answer_part, parse_reply
         ("<think>\nAnswer B looks better at first. Weighing again, A.\n</think>\n\nA", "label", "A"),
         ("<think>Output (a) is better? No.</think>\nOutput (b) is better.", "llmbar", "B"),
         ("B seems stronger, but it is wrong.</think>\n[[A]]", "brackets", "A"),
-        ("<|channel|>analysis<|message|>B is better<|end|><|start|>assistant<|channel|>final<|message|>A<|return|>",
-         "label", "A"),
+        (
+            "<|channel|>analysis<|message|>B is better<|end|><|start|>assistant<|channel|>final<|message|>A<|return|>",
+            "label",
+            "A",
+        ),
     ],
 )
 def test_the_label_is_read_from_the_answer_after_the_reasoning(reply: str, style: str, verdict: str) -> None:
