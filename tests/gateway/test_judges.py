@@ -280,3 +280,26 @@ def test_extra_headers_are_sent_from_env_vars_and_written_nowhere(
         httpd.server_close()
     leaked = [str(path) for path in tmp_path.rglob("*") if path.is_file() and canary.encode() in path.read_bytes()]
     assert ([canary] * 4, []) == (handler.seen, leaked)
+
+
+@pytest.mark.parametrize(
+    ("variable", "message"),
+    [
+        ("JUDGEBIAS_UNSET_TITLE", "takes its value from JUDGEBIAS_UNSET_TITLE"),
+        ("Bearer sk-123", "NAME of an environment"),
+    ],
+)
+def test_a_header_without_its_env_var_stops_the_run_before_any_call(
+    variable: str, message: str, server: StartServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An unset header variable, or a value typed where its name belongs, is one error before any request."""
+    monkeypatch.delenv("JUDGEBIAS_UNSET_TITLE", raising=False)
+    judge = server()
+    with pytest.raises(UserError, match=message):
+        run_here(
+            tmp_path / "run",
+            *judge_at(judge.url, "local", f"+judge.extra_headers.X-Title={variable!r}"),
+            data(tmp_path),
+            f"cache.dir={tmp_path}/c",
+        )
+    assert 0 == judge.stats()["requests"]
