@@ -730,16 +730,20 @@ def _completion(
 ) -> dict[str, Any]:
     """The ChatCompletion body for a decided reply (cut to its first 3 characters when `truncate`).
 
-    A reasoning model spends `reasoning_tokens` hidden tokens out of the budget first: a budget they use up
-    leaves an empty reply with finish_reason "length"; they are counted in completion_tokens, as billed.
+    A reasoning model spends `reasoning_tokens` hidden tokens out of the budget first, and a thinking model the
+    words of its thinking: a budget they use up leaves no verdict, with finish_reason "length" (an empty reply, or
+    one cut off inside <think>); every token spent is counted in completion_tokens, as billed.
     """
     tokens = list(reply.tokens)
+    thought = reply.thinking.split() if options.think != "none" else []
     finish_reason = "stop"
     limit = request.get("max_completion_tokens") or request.get("max_tokens")
     if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0:
         reasoning_tokens = min(reasoning_tokens, limit)
-        if limit - reasoning_tokens < len(tokens):
-            tokens = tokens[: limit - reasoning_tokens]
+        thought = thought[: limit - reasoning_tokens]
+        room = limit - reasoning_tokens - len(thought)
+        if room < len(tokens):
+            tokens = tokens[:room]
             finish_reason = "length"
     if truncate:
         kept: list[str] = []
@@ -752,10 +756,11 @@ def _completion(
         tokens = kept
         finish_reason = "length"
     content = "".join(tokens)
-    thinking = reply.thinking if options.think != "none" and (tokens or not reasoning_tokens) else ""
+    thinking = " ".join(thought)
     message: dict[str, Any] = {"role": "assistant", "content": content, "refusal": None}
     if thinking and options.think == "inline":
-        message["content"] = f"<think>\n{thinking}\n</think>\n\n{content}"
+        cut_off = finish_reason == "length" and not tokens
+        message["content"] = f"<think>\n{thinking}" + ("" if cut_off else f"\n</think>\n\n{content}")
     elif thinking:
         message["reasoning_content"] = thinking
     logprobs: dict[str, Any] | None = None
@@ -776,7 +781,7 @@ def _completion(
     prompt_tokens = sum(
         len(_text(m.get("content")).split()) for m in request.get("messages", ()) if isinstance(m, dict)
     )
-    completion_tokens = len(content.split()) + len(thinking.split()) + reasoning_tokens
+    completion_tokens = len(content.split()) + len(thought) + reasoning_tokens
     return {
         "id": f"chatcmpl-dev{serial:010d}",
         "object": "chat.completion",

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from judgebias.config import JudgeConfig, RubricConfig
 from judgebias.errors import FatalJudgeError, UserError
 from judgebias.judges import Reply, Request
-from judgebias.parsing import parse_reply
+from judgebias.parsing import answer_part, parse_reply
 from judgebias.ratelimit import Pacer
 from judgebias.waits import announced_wait, format_seconds, window_exhausted
 
@@ -208,8 +208,8 @@ class OpenAIJudge:
                     self.pacer.pause_all(min(wait, self.config.max_wait))
             reply = self.reply_from_json(json.loads(raw.text), request)
             if reply.finish_reason == "length":
-                if not (reply.text or "").strip():
-                    with self._lock:  # the whole budget went to hidden reasoning: the same budget would again
+                if not answer_part(reply.text or "").strip():
+                    with self._lock:  # the whole budget went to reasoning (hidden, or an unclosed <think>): again
                         self.budget_spent += 1
                     return reply
                 if self._unreadable(reply, request):

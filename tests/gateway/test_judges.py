@@ -165,7 +165,8 @@ def test_thinking_judges_are_read_after_their_reasoning(think: str, server: Star
 def test_gateway_and_rate_limiter_waits_are_honoured(style: str, server: StartServer, tmp_path: Path) -> None:
     """Waits announced as llm_provider-retry-after(-ms) or an exhausted x-ratelimit window: no call fails, none early."""
     judge = server(rate_limit=40, latency=0.1, wait_style=style)
-    summary = run_here(tmp_path / "run", *judge_at(judge.url, "local"), data(tmp_path, 40), f"cache.dir={tmp_path}/c")
+    overrides = (*judge_at(judge.url, "local", "max_concurrency=8"), data(tmp_path, 40), f"cache.dir={tmp_path}/c")
+    summary = run_here(tmp_path / "run", *overrides)
     assert (0, []) == (summary["failed_calls"], early_retries(judge))
     assert judge.stats()["faults"]["rate_limit"] > 0  # the limit was really reached
 
@@ -303,3 +304,13 @@ def test_a_header_without_its_env_var_stops_the_run_before_any_call(
             f"cache.dir={tmp_path}/c",
         )
     assert 0 == judge.stats()["requests"]
+
+
+def test_a_thinking_judge_cut_off_mid_thought_is_not_resent(server: StartServer, tmp_path: Path) -> None:
+    """A reply still inside <think> at finish_reason "length" is kept as invalid with the budget note, sent once."""
+    judge = server(think="inline")
+    summary = run_here(
+        tmp_path / "run", *judge_at(judge.url, "local", "judge.max_tokens=3"), data(tmp_path), f"cache.dir={tmp_path}/c"
+    )
+    budget_notes = [note for note in summary["notes"] if "judge.max_tokens=3" in note]
+    assert (12, 12, 1) == (judge.stats()["requests"], summary["n_invalid"], len(budget_notes))
