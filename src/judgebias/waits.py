@@ -9,7 +9,8 @@ and spends its retries on refusals:
   ``"1s"``, ``"6m0s"`` or ``"250ms"``; it is a wait only while the matching ``x-ratelimit-remaining-*`` is 0
   (a successful reply can say so too: then the next request would be refused).
 
-The longest of the announced waits wins: the client is never back sooner than any of them asked.
+A ``-ms`` header is the precise form of its whole-second twin (which is rounded up) and is read in its place;
+across the families the longest announced wait wins, so the client is never back sooner than any of them asked.
 """
 
 from __future__ import annotations
@@ -76,6 +77,7 @@ def announced_wait(headers: Mapping[str, str], now: float) -> float | None:
         if millis is not None:
             with contextlib.suppress(ValueError):
                 waits.append(max(0.0, float(millis) / 1000.0))
+                continue  # the precise form of the same wait: its whole-second twin is rounded up
         seconds = lower.get(prefix + "retry-after")
         if seconds is not None:
             wait = parse_retry_after(seconds, now)

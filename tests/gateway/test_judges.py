@@ -12,11 +12,11 @@ from typing import Any, ClassVar
 
 import pytest
 
+from judgebias.backends.openai import OpenAIJudge
 from judgebias.cache import call_key
 from judgebias.config import JudgeConfig, RubricConfig
 from judgebias.devserver import REASONING_TOKENS, RunningServer
 from judgebias.errors import UserError
-from judgebias.openai_judge import OpenAIJudge
 from tests.conftest import write_items
 from tests.reliability.conftest import early_retries, pairs, run_here, verdict_lines
 

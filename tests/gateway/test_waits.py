@@ -36,10 +36,12 @@ def test_unreadable_durations_are_none(text: str) -> None:
         ({"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "6m0s"}, 360.0),
         ({"x-ratelimit-remaining-tokens": "0", "x-ratelimit-reset-tokens": "250ms"}, 0.25),
         ({"retry-after": "1", "x-ratelimit-remaining-tokens": "0", "x-ratelimit-reset-tokens": "20s"}, 20.0),
+        ({"retry-after-ms": "250", "retry-after": "1"}, 0.25),
+        ({"llm_provider-retry-after-ms": "2500", "llm_provider-retry-after": "3", "retry-after": "1"}, 2.5),
     ],
 )
 def test_each_announced_wait_is_read_and_the_longest_wins(headers: dict[str, str], seconds: float) -> None:
-    """Retry-After, retry-after-ms, LiteLLM's llm_provider-* and exhausted x-ratelimit windows all announce a wait."""
+    """Each header family announces a wait (a -ms header in place of its rounded twin); the longest family wins."""
     assert seconds == pytest.approx(announced_wait(headers, NOW))
 
 

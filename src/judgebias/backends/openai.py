@@ -20,11 +20,16 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from judgebias.config import JudgeConfig, RubricConfig
+from judgebias.backends.base import Backend
+from judgebias.config import JudgeConfig, RubricConfig, TokenBudgetParam
 from judgebias.errors import FatalJudgeError, UserError
-from judgebias.judges import Reply, Request
-from judgebias.parsing import answer_part, parse_reply
+from judgebias.parsing import answer_part
 from judgebias.ratelimit import Pacer
+from judgebias.reading import read_reply
+from judgebias.record import Reply, Request
+from judgebias.redaction import replace_secrets
+from judgebias.settings import check_judge
+from judgebias.tokens import estimate_prompt_tokens
 from judgebias.waits import announced_wait, format_seconds, window_exhausted
 
 if TYPE_CHECKING:
@@ -36,7 +41,6 @@ STARTUP_CONNECT_ATTEMPTS = 3  # nothing listening before any reply: give up afte
 STARTUP_CONNECT_BACKOFF = 0.5  # seconds between those attempts (at most)
 LONG_WAIT = 1.0  # an announced wait this long or longer does not spend a retry (bounded by judge.max_wait)
 NOTICE_EVERY = 10.0  # seconds between two retry notices on the terminal for the same reason
-REASONING_MODEL = re.compile(r"(?:^|/)(?:o\d|gpt-5)(?:$|[-.:])")  # OpenAI's o-series and gpt-5 family
 SENT_SEPARATELY = ("model", "messages")  # everything else of the body goes to the SDK as extra_body
 
 
@@ -52,12 +56,20 @@ class CallFailed(Exception):
     """A call that still failed after its retries; the run records it as an explicit error and goes on."""
 
 
-class OpenAIJudge:
+def _sdk() -> Any:
+    """The openai SDK module: the one place it is imported, on first use (importing it costs about a second)."""
+    import openai
+
+    return openai
+
+
+class OpenAIJudge(Backend):
     """A judge behind an OpenAI-compatible chat-completions endpoint."""
 
+    paid = True
+
     def __init__(self, config: JudgeConfig, rubric: RubricConfig) -> None:
-        if not config.model:
-            raise UserError(f"judge {config.name!r} needs judge.model (the model id the endpoint serves)")
+        check_judge(config)  # judge.model and the retry, quota and key-name settings, also when built outside a run
         self.config = config
         self.rubric = rubric
         self.endpoint = config.base_url or OPENAI_ENDPOINT
@@ -89,10 +101,10 @@ class OpenAIJudge:
             "top_p": config.top_p,
             "logprobs": config.logprobs,
         }
-        if config.max_tokens_param != "max_tokens":
-            key["max_tokens_param"] = config.max_tokens_param
+        if config.max_tokens_param != TokenBudgetParam.max_tokens:
+            key["max_tokens_param"] = str(config.max_tokens_param)
         if config.reasoning_effort is not None:
-            key["reasoning_effort"] = config.reasoning_effort
+            key["reasoning_effort"] = str(config.reasoning_effort)
         if config.extra_body:
             key["extra_body"] = dict(config.extra_body)
         return key
@@ -115,8 +127,7 @@ class OpenAIJudge:
     def _openai(self) -> Any:
         with self._lock:
             if self._client is None:
-                import openai
-
+                openai = _sdk()
                 name = self.config.api_key_env
                 self._client = openai.OpenAI(
                     base_url=self.endpoint,
@@ -137,7 +148,7 @@ class OpenAIJudge:
         if config.temperature is not None:
             params["temperature"] = config.temperature
         if config.max_tokens is not None:
-            params[config.max_tokens_param] = config.max_tokens
+            params[str(config.max_tokens_param)] = config.max_tokens
         if config.seed is not None:
             params["seed"] = config.seed
         if config.top_p is not None:
@@ -145,7 +156,7 @@ class OpenAIJudge:
         if config.logprobs and not self.logprobs_refused:
             params.update(logprobs=True, top_logprobs=TOP_LOGPROBS)
         if config.reasoning_effort is not None:
-            params["reasoning_effort"] = config.reasoning_effort
+            params["reasoning_effort"] = str(config.reasoning_effort)
         params.update(config.extra_body)
         return params
 
@@ -155,7 +166,7 @@ class OpenAIJudge:
         Only `message.content` is the reply: a separate `reasoning_content` / `reasoning` field is the model's
         thinking, not its verdict. Hidden reasoning tokens are part of `completion_tokens` (billed as output).
         """
-        labels = (request.view.label_first, request.view.label_second, self.rubric.tie_label)
+        labels = request.view.labels(self.rubric.tie_label)
         choices = body.get("choices") or []
         choice: Mapping[str, Any] = choices[0] if choices else {}
         message = choice.get("message") or {}
@@ -177,7 +188,7 @@ class OpenAIJudge:
         """One call with bounded retries; a permanent error raises FatalJudgeError at once."""
         client = self._openai()
         body = self.request_body(request.messages)
-        estimate = sum(len(m["content"]) for m in request.messages) // 4 + (self.config.max_tokens or 0)
+        estimate = estimate_prompt_tokens(request.messages) + (self.config.max_tokens or 0)
         headers = self._headers() if self.config.extra_headers else None
 
         def attempt() -> Reply:
@@ -232,8 +243,7 @@ class OpenAIJudge:
             self.stop(str(fatal))  # the calls queued behind this one would fail the same way: send none of them
             raise
         except Exception as error:
-            import openai
-
+            openai = _sdk()
             if type(error) is openai.APIConnectionError and not self.reached:  # refused or unresolvable, not a timeout
                 # Nothing has ever come back: the endpoint is down or wrong, and every other call would fail too.
                 raise FatalJudgeError(f"{self.describe()}: {explain(error)}") from None
@@ -285,13 +295,11 @@ class OpenAIJudge:
             raise FatalJudgeError(self.stopped)
 
     def _unreadable(self, reply: Reply, request: Request) -> bool:
-        labels = (request.view.label_first, request.view.label_second)
-        verdict = parse_reply(reply.text, style=self.rubric.parser, labels=labels, tie_label=self.rubric.tie_label)
-        return verdict == "invalid"
+        return read_reply(reply, request.view, self.rubric) == "invalid"
 
     def _on_retry(self, error: BaseException, seconds: float) -> None:
         """Count the retry (and a timeout's possible double bill); say on the terminal what is retried and why."""
-        import openai
+        openai = _sdk()
 
         timeout = isinstance(error, openai.APITimeoutError)
         reason = explain(error)
@@ -310,11 +318,6 @@ class OpenAIJudge:
     def describe(self) -> str:
         """The judge and endpoint, for error messages (never the key)."""
         return f"judge {self.config.name!r} ({self.config.model} at {self.endpoint})"
-
-
-def is_reasoning_model(config: JudgeConfig) -> bool:
-    """A judge named as OpenAI's reasoning models (o-series, gpt-5 family), which refuse sampling settings."""
-    return bool(REASONING_MODEL.search((config.model or "").lower()))
 
 
 def call_with_retries(
@@ -347,7 +350,7 @@ def call_with_retries(
             raise error
         return attempt()
 
-    import openai
+    openai = _sdk()
     from tenacity import Retrying, retry_if_exception, wait_random_exponential
 
     backoff = wait_random_exponential(multiplier=config.retry_backoff, max=config.retry_backoff_max)
@@ -404,7 +407,7 @@ def call_with_retries(
 
 def is_transient(error: BaseException) -> bool:
     """Worth retrying: rate limits (not an exhausted quota), 5xx, timeouts, dropped connections, a cut-off reply."""
-    import openai
+    openai = _sdk()
 
     if isinstance(error, TruncatedReply | openai.APIConnectionError):  # includes APITimeoutError
         return True
@@ -422,7 +425,7 @@ def is_throttled(error: BaseException) -> bool:
 
 def is_permanent(error: BaseException) -> bool:
     """Retrying cannot help: bad key, no permission, unknown model, bad or too large request, exhausted quota."""
-    import openai
+    openai = _sdk()
 
     if not isinstance(error, openai.APIStatusError):
         return False
@@ -439,7 +442,7 @@ def explain(error: BaseException) -> str:
 
     def redact(text: str) -> str:
         """The text without the credential the request carried (before any cut, so no part of it survives)."""
-        return text.replace(secret, "[redacted]") if len(secret) >= 8 else text
+        return replace_secrets(text, (secret,))
 
     return _reason(error, redact)
 
@@ -453,7 +456,7 @@ _UPSTREAM_AUTH = re.compile(r"litellm\.(?:AuthenticationError|PermissionDeniedEr
 
 
 def _reason(error: BaseException, redact: Callable[[str], str]) -> str:
-    import openai
+    openai = _sdk()
 
     if isinstance(error, openai.APIStatusError):
         status = error.status_code
