@@ -7,7 +7,8 @@ rate limits and faults (429, 500, hangs, reset connections, truncated replies, e
 switched on, deterministically, to exercise the client's retries and error handling.
 
 Endpoints: ``POST /v1/chat/completions``, ``GET /v1/models``, ``GET /v1/models/{id}``, ``GET /stats``
-(counters, as JSON) and ``POST /reset`` (zero the counters).
+(counters, as JSON) and ``POST /reset`` (zero the counters); the Batch API's files and batches are in
+:mod:`judgebias.devserver_batch`.
 
 Use it in-process with :func:`start_server`, or from a shell::
 
