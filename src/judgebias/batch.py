@@ -126,7 +126,7 @@ class Batcher:
         records = self.ledger.open(self.endpoint)
         for record in records:
             if record.batch_id is None:
-                self._create(record)  # uploaded by an earlier run that stopped before the batch was made
+                self._create(record, adopt=True)  # uploaded by a run stopped before its batch was recorded
         wanted: set[str] = set()
         covered = {line_id for record in records for line_id in record.pending}
         fresh: list[BatchRecord] = []
@@ -155,10 +155,10 @@ class Batcher:
         self._create(record)
         return record
 
-    def _create(self, record: BatchRecord) -> None:
+    def _create(self, record: BatchRecord, *, adopt: bool = False) -> None:
         """Create the batch of an uploaded file (or adopt the one an interrupted run created), then record it."""
         assert record.file_id is not None
-        adopted = next((b for b in self._listed() if b.input_file_id == record.file_id), None)
+        adopted = next((b for b in self._listed() if b.input_file_id == record.file_id), None) if adopt else None
         batch = adopted or self.client.batches.create(
             input_file_id=record.file_id,
             endpoint=batchfile.ENDPOINT,
