@@ -18,7 +18,7 @@ from typing import Any
 
 from judgebias import batchfile
 from judgebias.errors import FatalJudgeError, UserError
-from judgebias.output import write_json
+from judgebias.files import write_json
 
 TERMINAL = ("completed", "failed", "expired", "cancelled")
 ReplyOf = Callable[[Mapping[str, Any], str], dict[str, Any]]  # (response body, cache key) -> cached reply JSON
@@ -112,13 +112,11 @@ class Batcher:
 
         `calls` are the run's cache misses, each once. Lines already in a recorded batch are not sent again.
         """
-        import openai
-
-        from judgebias.openai_judge import explain
+        from judgebias.backends.openai import api_error, explain
 
         try:
             return self._run(calls, wait=wait)
-        except openai.APIError as error:
+        except api_error() as error:
             raise FatalJudgeError(f"the Batch API at {self.endpoint}: {explain(error)}") from None
 
     def _run(self, calls: Iterable[tuple[str, Mapping[str, Any]]], *, wait: bool) -> Outcome:

@@ -71,6 +71,7 @@ class CallResult:
     probs: dict[str, float] | None = None  # positional label -> probability, when logprobs were returned
     tag_first: str | None = None  # the label shown for the first answer (recorded for random tags)
     tag_second: str | None = None
+    batched: bool = False  # answered by a batch collected in this run (priced at judge.batch_discount)
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +166,8 @@ class Summary(TypedDict, total=False):
     calls_total: int
     calls_cached: int
     calls_live: int
+    calls_batched: int  # of calls_live: answered by a batch collected in this run
+    batches: list[dict[str, Any]]  # each batch this run submitted or collected: id, status, total, completed, failed
     prompt_tokens: int
     completion_tokens: int
     wins: int
