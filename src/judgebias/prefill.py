@@ -20,7 +20,7 @@ from judgebias import batchfile
 from judgebias.backends import Judging
 from judgebias.backends.base import Backend
 from judgebias.cache import ReplyCache, call_key
-from judgebias.config import Config, JudgeMode, ProgressMode
+from judgebias.config import JudgeMode, ProgressMode
 from judgebias.errors import BatchPending, UserError
 from judgebias.item import Item
 from judgebias.record import Reply, Request
@@ -61,7 +61,6 @@ class Collected(Backend):
 
 
 def prefill(
-    config: Config,
     judgings: list[Judging],
     calls: Iterable[Call],
     cache: ReplyCache,
@@ -184,7 +183,7 @@ def _export(judging: Judging, misses: dict[str, Request], out_dir: Path) -> None
         f"run them where the model is, e.g.:\n"
         f"  vllm run-batch -i {path} -o {output} --model {judging.config.model}\n"
         f"then load the replies and finish the run:\n"
-        f"  {_command(judging.name)} judge.mode=import judge.batch_file={output}"
+        f"  {_command()} judge.mode=import judge.batch_file={output}"
     )
 
 
@@ -251,7 +250,7 @@ class StatusLine:
             self.stream.flush()
 
 
-def _command(name: str) -> str:
+def _command() -> str:
     """The command line that started this run, with its judge.mode override removed (to add another)."""
     args = [a for a in sys.argv[1:] if not a.startswith(("judge.mode=", "judge.batch_file="))]
     return " ".join(["python -m judgebias.run", *args])

@@ -98,7 +98,6 @@ def run_experiment(config: Config, out_dir: Path, *, echo: Callable[[str], None]
             return estimate
         started = time.monotonic()
         prefilled = prefill(
-            config,
             judgings,
             _looked_up(_requests(config, judgings, items), cache),
             cache,
