@@ -235,3 +235,14 @@ def test_a_sweep_in_batch_mode_gives_each_job_its_batches(cli: Cli, server: Any)
     summaries = [json.loads((result.run_dir / str(n) / "summary.json").read_text()) for n in (0, 1)]
     assert [CALLS, CALLS] == [s["calls_batched"] for s in summaries]
     assert 2 == batch_stats(judge)["batches_created"]
+
+
+def test_refresh_in_batch_mode_fetches_every_call_again_by_batch(cli: Cli, server: Any) -> None:
+    """cache.mode=refresh with judge.mode=batch sends every call again as one new batch and uses its replies."""
+    judge = server(policy="hash")
+    first = cli(*local(cli, judge))
+    refreshed = cli(*local(cli, judge, "cache.mode=refresh"))
+    assert (0, 0) == (first.code, refreshed.code), refreshed
+    assert (CALLS, 0) == (refreshed.summary()["calls_batched"], refreshed.summary()["calls_cached"])
+    assert (2, 0) == (batch_stats(judge)["batches_created"], judge.stats()["requests"])
+    assert verdicts_text(first) == verdicts_text(refreshed)
