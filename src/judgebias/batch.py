@@ -104,7 +104,7 @@ class Batcher:
 
     def __post_init__(self) -> None:
         # A few control calls per batch (upload, create, poll, download), not judge calls: the SDK's own
-        # retries suffice for them, and a poll that still fails is retried at the next poll.
+        # retries suffice for them; one that still fails stops the run, and the ledger keeps the batch for a rerun.
         self.client = self.client.with_options(max_retries=4)
 
     def run(self, calls: Iterable[tuple[str, Mapping[str, Any]]], *, wait: bool = True) -> Outcome:
@@ -121,10 +121,7 @@ class Batcher:
 
     def _run(self, calls: Iterable[tuple[str, Mapping[str, Any]]], *, wait: bool) -> Outcome:
         outcome = Outcome()
-        records = self.ledger.open(self.endpoint)
-        for record in records:
-            if record.batch_id is None:
-                self._create(record, adopt=True)  # uploaded by a run stopped before its batch was recorded
+        records = [record for record in self.ledger.open(self.endpoint) if self._known(record)]
         wanted: set[str] = set()
         covered = {line_id for record in records for line_id in record.pending}
         fresh: list[BatchRecord] = []
@@ -152,6 +149,23 @@ class Batcher:
         self.ledger.save(record)
         self._create(record)
         return record
+
+    def _known(self, record: BatchRecord) -> bool:
+        """Whether the endpoint still has a recorded batch (or its uploaded file, which then gets its batch).
+
+        One the endpoint has forgotten (deleted, or a server that was reset) is dropped, so its lines go again.
+        """
+        try:
+            if record.batch_id is None:
+                self._create(record, adopt=True)  # uploaded by a run stopped before its batch was recorded
+            else:
+                self.client.batches.retrieve(record.batch_id)
+        except Exception as error:
+            if getattr(error, "status_code", None) != 404:
+                raise
+            self.ledger.forget(record)
+            return False
+        return True
 
     def _create(self, record: BatchRecord, *, adopt: bool = False) -> None:
         """Create the batch of an uploaded file (or adopt the one an interrupted run created), then record it."""

@@ -111,3 +111,14 @@ def _lines(count: int) -> list[Any]:
     from judgebias import batchfile
 
     return [batchfile.input_line(key, body) for key, body in calls(count)]
+
+
+def test_a_batch_the_endpoint_forgot_is_dropped_and_its_lines_sent_again(tmp_path: Path) -> None:
+    """A recorded batch the endpoint no longer knows (a reset server) is dropped and its calls resubmitted."""
+    with start_server(ServerOptions(batch=BatchOptions(seconds=60))) as first:
+        batcher(first, tmp_path)[0].run(calls(3), wait=False)
+        url = first.url
+    with start_server(ServerOptions(port=int(url.split(":")[2].split("/")[0]))) as second:
+        outcome = batcher(second, tmp_path)[0].run(calls(3))
+        assert (3, {}) == (len(outcome.filled), outcome.errors)
+        assert 1 == second.stats()["batch"]["batches_created"]
