@@ -31,7 +31,7 @@ ONE_ORDER_NOTE = (
     "only one order was recorded (call2 is missing for every item), so position consistency, "
     "first/second-position bias and flip rates cannot be measured"
 )
-SOFT_NOTE = "the endpoint returned no log-probabilities"
+SOFT_NOTE = "judge.logprobs=true, but the endpoint returned no log-probabilities: no soft verdicts"
 NO_LENGTH_NOTE = "no answer lengths were recorded (chars and words are 0 for every item)"
 
 # Order of the `ci` entries (only figures present in the summary get one).
@@ -78,6 +78,7 @@ def summarize(
     seed: int = 0,
     agreement_threshold: float = 0.75,
     judge_family: str | None = None,
+    logprobs_requested: bool = False,
 ) -> dict[str, Any]:
     """Every figure of a run (counts, rates, position bias, human calibration, length, CIs), JSON-ready."""
     if resamples < 0:
@@ -105,7 +106,7 @@ def summarize(
     summary.update(_position(items, scored, score, orders, figures))
     summary.update(_pooled(items, scored, figures))
     summary.update(_length(items, scored, score, decisive, figures))
-    summary.update(_soft(items, scored, figures))
+    summary.update(_soft(items, scored, figures, logprobs_requested))
     if any(r.human is not None for r in items):
         summary.update(_human_labels(items, scored, agreement_threshold, figures))
     if any(r.human_votes for r in items):
@@ -237,7 +238,11 @@ def _call_counts(items: Sequence[ItemResult]) -> dict[str, Any]:
     labels = [[c.label for c in r.calls] if r.calls else _positional(r) for r in items]
     calls = [c for r in items for c in r.calls]
     total = sum(len(ls) for ls in labels)
-    cached = sum(1 for c in calls if c.cached and c.label != "error")
+    answered = [c for c in calls if c.label != "error"]
+    cached = sum(1 for c in answered if c.cached)
+    offline = sum(1 for c in answered if c.offline and not c.cached)
+    # Requests an endpoint answered in this run; failed calls are counted as failures, not as replies.
+    live = sum(1 for c in answered if not c.cached and not c.offline) if calls else total - cached
     return {
         "n_errors": sum(1 for r in items if r.verdict == "error" or "error" in _positional(r)),
         "errors_call1": sum(1 for r in items if r.call1 == "error"),
@@ -245,7 +250,8 @@ def _call_counts(items: Sequence[ItemResult]) -> dict[str, Any]:
         "n_invalid": sum(ls.count("invalid") for ls in labels),
         "calls_total": total,
         "calls_cached": cached,
-        "calls_live": total - cached,
+        "calls_live": live,
+        "calls_offline": offline,
         "prompt_tokens": sum(c.prompt_tokens for c in calls),
         "completion_tokens": sum(c.completion_tokens for c in calls),
     }
@@ -389,13 +395,13 @@ def _length_controlled(
     return out
 
 
-def _soft(items: Sequence[ItemResult], scored: FloatArray, figures: _Figures) -> dict[str, Any]:
+def _soft(items: Sequence[ItemResult], scored: FloatArray, figures: _Figures, requested: bool) -> dict[str, Any]:
     """Mean soft preference (P(a preferred) from log-probabilities) over the items that have one."""
     has = scored * _mask(items, lambda r: r.soft is not None)
     values = np.array([r.soft if r.soft is not None else 0.0 for r in items], dtype=np.float64) * has
     figures.rates["soft_win_rate"] = (values, has)
     out: dict[str, Any] = {"soft_win_rate": _point(values, has), "soft_n": int(has.sum())}
-    if out["soft_win_rate"] is None:
+    if out["soft_win_rate"] is None and requested:  # no note when nobody asked for log-probabilities
         out["soft_note"] = SOFT_NOTE
     return out
 

@@ -25,6 +25,7 @@ from judgebias.formatting import ci_text, pct
 from judgebias.item import Item
 from judgebias.record import CallFields, CallResult, ItemResult, Request, Summary, VerdictLine
 from judgebias.tokens import estimate_prompt_tokens
+from judgebias.verdict import item_pick, item_winner
 
 PACKAGES = ("judgebias", "hydra-core", "omegaconf", "openai", "tenacity", "diskcache", "numpy")
 
@@ -63,6 +64,7 @@ def verdict_line(item: Item, row: ItemResult, *, with_calls: bool = True) -> Ver
     line: VerdictLine = {
         "id": row.id,
         "verdict": row.verdict,
+        "winner": item_winner(row.verdict),
         "call1": row.call1,
         "call2": row.call2,
         "consistent": row.consistent,
@@ -87,7 +89,13 @@ def verdict_line(item: Item, row: ItemResult, *, with_calls: bool = True) -> Ver
 
 def _calls_fields(row: ItemResult) -> CallFields:
     """raw1/raw2, cached1/cached2, and errors, probabilities and random tags where present."""
-    fields: dict[str, Any] = {"call1": row.call1, "call2": row.call2, "consistent": row.consistent}
+    fields: dict[str, Any] = {
+        "call1": row.call1,
+        "call2": row.call2,
+        "consistent": row.consistent,
+        "pick1": item_pick(row.call1, 1),
+        "pick2": item_pick(row.call2, 2),
+    }
     for index, call in enumerate(_padded(row.calls), start=1):
         fields[f"raw{index}"] = call.raw if call else None
         fields[f"cached{index}"] = call.cached if call else None
@@ -189,6 +197,7 @@ def dry_run_estimate(
             "calls": 0,
             "calls_live": 0,
             "calls_cached": 0,
+            "calls_offline": 0,
             "prompt_tokens_est": 0,
             "cost_usd_est": 0.0,
             "cost_usd_est_batch": 0.0,
@@ -200,11 +209,13 @@ def dry_run_estimate(
         entry = per_judge[judging.name]
         entry["calls"] += 1
         tokens = estimate_prompt_tokens(request.messages)
-        if key is not None:
-            if key in seen or hit is not None:
-                entry["calls_cached"] += 1
-                continue
-            seen.add(key)
+        if key is None:  # a judge that sends no request: nothing goes live, nothing costs
+            entry["calls_offline"] += 1
+            continue
+        if key in seen or hit is not None:
+            entry["calls_cached"] += 1
+            continue
+        seen.add(key)
         entry["calls_live"] += 1
         entry["prompt_tokens_est"] += tokens
         cost = (
@@ -222,6 +233,7 @@ def dry_run_estimate(
         "calls_total": sum(e["calls"] for e in per_judge.values()),
         "calls_live": sum(e["calls_live"] for e in per_judge.values()),
         "calls_cached": sum(e["calls_cached"] for e in per_judge.values()),
+        "calls_offline": sum(e["calls_offline"] for e in per_judge.values()),
         "prompt_tokens_est": sum(e["prompt_tokens_est"] for e in per_judge.values()),
         "cost_usd_est": round(sum(e["cost_usd_est"] for e in per_judge.values()), 6),
         "cost_usd_est_batch": round(sum(e["cost_usd_est_batch"] for e in per_judge.values()), 6),
@@ -233,7 +245,8 @@ def format_dry_run(estimate: dict[str, Any]) -> str:
     """The dry run's one-screen account."""
     return (
         f"dry run: {estimate['judge']} / {estimate['rubric']} / {estimate['data']}: {estimate['n_items']} items, "
-        f"{estimate['calls_total']} calls: {estimate['calls_live']} would go live, {estimate['calls_cached']} cached; "
+        f"{estimate['calls_total']} calls: {estimate['calls_live']} would go live, {estimate['calls_cached']} cached, "
+        f"{estimate['calls_offline']} answered offline; "
         f"about {estimate['prompt_tokens_est']} prompt tokens, about ${estimate['cost_usd_est']:.4f} live or "
         f"${estimate['cost_usd_est_batch']:.4f} as a batch (judge.mode=batch). Nothing was called."
     )
@@ -275,15 +288,20 @@ def format_summary(summary: Summary) -> str:
             )
     if s.get("soft_win_rate") is not None:
         lines.append(f"  soft_win_rate: {pct(s['soft_win_rate'])}")
+    offline = s.get("calls_offline", 0)
+    answered = f"calls_offline: {offline}" if offline else f"calls_live: {s['calls_live']}"
     lines.append(
-        f"  calls_total: {s['calls_total']}   calls_live: {s['calls_live']}   calls_cached: {s['calls_cached']}   "
+        f"  calls_total: {s['calls_total']}   {answered}   calls_cached: {s['calls_cached']}   "
         f"invalid replies: {s['n_invalid']}   failed calls: {s['failed_calls']}"
         + (f"   calls_batched: {s['calls_batched']}" if s.get("calls_batched") else "")
     )
-    lines.append(
-        f"  tokens: {s['prompt_tokens']} in / {s['completion_tokens']} out   cost_usd: {s['cost_usd']:.4f}   "
-        f"saved_usd: {s['saved_usd']:.4f}"
-    )
+    if offline and offline == s["calls_total"]:
+        lines.append("  tokens: none (an offline judge sends no request)   cost_usd: 0.0000")
+    else:
+        lines.append(
+            f"  tokens: {s['prompt_tokens']} in / {s['completion_tokens']} out   cost_usd: {s['cost_usd']:.4f}   "
+            f"saved_usd: {s['saved_usd']:.4f}"
+        )
     for judge, figures in (s.get("judges") or {}).items():
         lines.append(
             f"  - {judge}: win_rate {pct(figures['win_rate'])}  consistency {pct(figures['position_consistency'])}  "

@@ -71,6 +71,7 @@ class CallResult:
     probs: dict[str, float] | None = None  # positional label -> probability, when logprobs were returned
     tag_first: str | None = None  # the label shown for the first answer (recorded for random tags)
     tag_second: str | None = None
+    offline: bool = False  # answered by a judge that sends no request (scripted, replay)
     batched: bool = False  # answered by a batch collected in this run (priced at judge.batch_discount)
 
 
@@ -107,6 +108,8 @@ class CallFields(TypedDict, total=False):
     call1: str  # positional reply with a shown first: "A" | "B" | "tie" | "invalid" | "error"
     call2: str | None  # with b shown first, NOT translated; null when that order does not exist
     consistent: bool | None
+    pick1: str | None  # call1 read in the item's frame: "a" | "b" | "tie" | "invalid" | "error"
+    pick2: str | None  # call2 read in the item's frame (translated back): "a" | "b" | ...; null when absent
     raw1: str | None
     raw2: str | None
     cached1: bool | None
@@ -124,6 +127,7 @@ class VerdictLine(CallFields, total=False):
     """One line of verdicts.jsonl: one item's verdict and the calls behind it."""
 
     id: str  # (`verdict`, "1" | "2" | "tie" | "error", and the call fields come from CallFields)
+    winner: str  # the verdict read in the item's frame: "a" | "b" | "tie" | "error"
     human: str
     human_votes: list[str]
     model_a: str | None
@@ -165,7 +169,8 @@ class Summary(TypedDict, total=False):
     n_invalid: int
     calls_total: int
     calls_cached: int
-    calls_live: int
+    calls_live: int  # requests answered by an endpoint in this run (not cached, not failed)
+    calls_offline: int  # calls answered by a judge that sends no request (scripted, replay)
     calls_batched: int  # of calls_live: answered by a batch collected in this run
     batches: list[dict[str, Any]]  # each batch this run submitted or collected: id, status, total, completed, failed
     prompt_tokens: int

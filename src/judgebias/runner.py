@@ -270,7 +270,7 @@ def _finalise(
     by_judge: dict[str, list[CallResult]] = {}
     failures = 0
     for judging, request, pending in calls:
-        result = _call_result(config, request, pending)
+        result = _call_result(config, request, pending, offline=not judging.backend.paid)
         failures += result.label == "error"
         by_judge.setdefault(judging.name, []).append(result)
     rows = {name: item_result(item, results) for name, results in by_judge.items()}
@@ -290,7 +290,7 @@ def _slim(row: ItemResult) -> ItemResult:
     return dataclasses.replace(row, calls=tuple(dataclasses.replace(call, raw=None) for call in row.calls))
 
 
-def _call_result(config: Config, request: Request, pending: Pending) -> CallResult:
+def _call_result(config: Config, request: Request, pending: Pending, *, offline: bool) -> CallResult:
     """The parsed result of one call, or an explicit error state with its reason."""
     view = request.view
     tags = (view.label_first, view.label_second) if config.rubric.labels == LabelStyle.tags else (None, None)
@@ -327,6 +327,7 @@ def _call_result(config: Config, request: Request, pending: Pending) -> CallResu
         probs=probs,
         tag_first=tags[0],
         tag_second=tags[1],
+        offline=offline,
         batched=pending.batched,
     )
 

@@ -46,4 +46,4 @@ class ScriptedJudge(Backend):
         """The rubric's reply for the scripted choice, in the words offered for it."""
         label = request.view.label_of(self.choose(request), self.rubric.tie_label)
         text = format_reply(self.rubric, label)
-        return Reply(text=text, completion_tokens=len(text.split()), model=f"scripted:{self.config.strategy}")
+        return Reply(text=text, model=f"scripted:{self.config.strategy}")  # no tokens: nothing was generated or billed
