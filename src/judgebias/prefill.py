@@ -251,6 +251,7 @@ class StatusLine:
 
 
 def _command() -> str:
-    """The command line that started this run, with its judge.mode override removed (to add another)."""
-    args = [a for a in sys.argv[1:] if not a.startswith(("judge.mode=", "judge.batch_file="))]
+    """The command line that started this run, without its mode and run folder (the import run gets its own)."""
+    dropped = ("judge.mode=", "judge.batch_file=", "hydra.run.dir=", "hydra.sweep.dir=")
+    args = [a for a in sys.argv[1:] if not a.startswith(dropped)]
     return " ".join(["python -m judgebias.run", *args])

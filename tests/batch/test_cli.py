@@ -246,3 +246,23 @@ def test_refresh_in_batch_mode_fetches_every_call_again_by_batch(cli: Cli, serve
     assert (CALLS, 0) == (refreshed.summary()["calls_batched"], refreshed.summary()["calls_cached"])
     assert (2, 0) == (batch_stats(judge)["batches_created"], judge.stats()["requests"])
     assert verdicts_text(first) == verdicts_text(refreshed)
+
+
+def test_export_prints_an_import_command_that_runs(cli: Cli, server: Any) -> None:
+    """The import command export prints completes the run once the output file exists (in a new run folder)."""
+    judge = server(policy="hash")
+    exported = cli(*local(cli, judge, mode="export"))
+    assert EXIT_BATCH_PENDING == exported.code, exported
+    printed = next(line.strip() for line in exported.stdout.splitlines() if "judge.mode=import" in line)
+    assert "hydra.run.dir" not in printed
+    client = OpenAI(base_url=judge.url, api_key="k")
+    uploaded = client.files.create(file=(exported.run_dir / "batch_input.jsonl").open("rb"), purpose="batch")
+    batch = client.batches.create(input_file_id=uploaded.id, endpoint="/v1/chat/completions", completion_window="24h")
+    output = client.files.content(client.batches.retrieve(batch.id).output_file_id or "").content
+    (exported.run_dir / "batch_output.jsonl").write_bytes(output)
+    overrides = [arg for arg in printed.split()[3:] if not arg.startswith("cache.dir=")]
+
+    imported = cli(*overrides)
+
+    assert 0 == imported.code, imported
+    assert CALLS == imported.summary()["calls_batched"]
