@@ -40,7 +40,7 @@ def test_batch_size_and_byte_limit_split_the_calls(tmp_path: Path) -> None:
 
 def test_an_unwaited_batch_is_reattached_not_resubmitted(tmp_path: Path) -> None:
     """A run that did not wait leaves its batch in the ledger; the next run collects it without a new upload."""
-    with start_server(ServerOptions(batch=BatchOptions(seconds=0.5))) as server:
+    with start_server(ServerOptions(batch=BatchOptions(seconds=1.5))) as server:
         first = batcher(server, tmp_path)[0].run(calls(4), wait=False)
         assert 1 == len(first.running) and not first.filled
         assert 1 == len(list((tmp_path / "cache" / "batches").glob("*.json")))

@@ -98,7 +98,7 @@ def test_batched_calls_cost_the_batch_price(cli: Cli, server: Any) -> None:
 
 def test_sigkill_during_the_wait_then_rerun_still_one_batch(cli: Cli, server: Any) -> None:
     """A run killed while its batch runs re-attaches on the same command: one upload, one batch, all verdicts."""
-    judge = server(policy="hash", batch=BatchOptions(seconds=3.0))
+    judge = server(policy="hash", batch=BatchOptions(seconds=5.0))
     args = local(cli, judge)
     command = [
         sys.executable,

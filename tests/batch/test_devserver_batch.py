@@ -33,13 +33,13 @@ def test_an_uploaded_file_reads_back_byte_for_byte() -> None:
 
 def test_a_batch_runs_on_the_clock_and_counts_its_requests() -> None:
     """A batch is in progress for the configured seconds, then completed with output counts and files."""
-    with start_server(ServerOptions(batch=BatchOptions(seconds=0.6))) as server:
+    with start_server(ServerOptions(batch=BatchOptions(seconds=2.0))) as server:
         client = OpenAI(base_url=server.url, api_key="k", max_retries=0)
         batch = client.batches.create(
             input_file_id=upload(client, 4), endpoint="/v1/chat/completions", completion_window="24h"
         )
         assert "in_progress" == client.batches.retrieve(batch.id).status
-        time.sleep(0.7)
+        time.sleep(2.1)
         done = client.batches.retrieve(batch.id)
         assert ("completed", 4, 4, 0) == (
             done.status,
