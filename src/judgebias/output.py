@@ -82,6 +82,9 @@ def verdict_line(item: Item, row: ItemResult, *, with_calls: bool = True) -> Ver
     line["chars_b"] = row.chars_b
     line["words_a"] = row.words_a
     line["words_b"] = row.words_b
+    if row.style_a is not None and row.style_b is not None:
+        line["style_a"] = row.style_a.as_dict()
+        line["style_b"] = row.style_b.as_dict()
     if row.soft is not None:
         line["soft"] = row.soft
     return line
@@ -132,8 +135,10 @@ def write_run(out_dir: Path, config: Config, summary: Summary, ratings: list[dic
 
 
 def write_ratings(path: Path, ratings: Iterable[dict[str, Any]]) -> None:
-    """ratings.csv: model, rating, low, high, rank (and n, the items the model appears in)."""
-    write_csv(path, ["model", "rating", "low", "high", "rank", "n"], ratings)
+    """ratings.csv: model, rating, low, high, rank, n (the items the model appears in), then the same with style
+    control (style_rating, style_low, style_high, style_rank; empty when the answers never differ in formatting)."""
+    columns = ["model", "rating", "low", "high", "rank", "n", "style_rating", "style_low", "style_high", "style_rank"]
+    write_csv(path, columns, ratings)
 
 
 def config_hash(config: Config) -> str:
@@ -274,6 +279,12 @@ def format_summary(summary: Summary) -> str:
         lines.append(
             f"  length: longer answer wins {pct(s.get('longer_wins'))} of decisive verdicts; "
             f"length-controlled win_rate {pct(s.get('length_controlled_win_rate'))}"
+        )
+    if s.get("styled_wins") is not None:
+        lines.append(
+            f"  style: more formatted answer wins {pct(s['styled_wins'])}{ci_text(intervals.get('styled_wins'))} "
+            f"of {s.get('styled_wins_n')} decisive verdicts; style-controlled win_rate "
+            f"{pct(s.get('style_controlled_win_rate'))}"
         )
     if "human_agreement" in s:
         lines.append(
