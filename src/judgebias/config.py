@@ -27,6 +27,7 @@ class Strategy(StrEnum):
     always_a = "always_a"
     longer = "longer"
     noisy = "noisy"
+    formatted = "formatted"
 
 
 class LabelStyle(StrEnum):
@@ -53,6 +54,11 @@ class CacheMode(StrEnum):
     refresh = "refresh"  # call again, overwrite
     off = "off"
     only = "only"  # fail on a miss
+
+
+# `import` is a Python keyword: the functional form gives the member that name, so `judge.mode=import` composes.
+JudgeMode = StrEnum("JudgeMode", [("live", "live"), ("batch", "batch"), ("export", "export"), ("import", "import")])
+JudgeMode.__doc__ = "How a judge's missing calls are made (`judge.mode`): live, or by batch (docs/batch.md)."
 
 
 class ProgressMode(StrEnum):
@@ -109,7 +115,15 @@ class JudgeConfig:
     family: str | None = None  # model family, to flag self-preference when items name their models
     strategy: Strategy | None = None  # scripted judges only
     first_bias: float = 0.0  # scripted "noisy": probability of picking the first-shown answer regardless
+    style_bias: float = 0.0  # scripted "formatted": probability of picking the more formatted answer regardless
     run: str | None = None  # replay: which recorded run (e.g. "repetition1"); null = the main run
+    # Batch mode (docs/batch.md); none of these enters the cache key: a reply is the same however it was fetched.
+    mode: JudgeMode = JudgeMode.live  # live | batch (Batch API) | export (write a batch file) | import (read one)
+    batch_size: int = 50_000  # lines per batch at most (OpenAI's limit; files are also kept under 200 MB)
+    batch_poll_seconds: float = 30.0  # seconds between status checks while waiting
+    batch_wait: bool = True  # false: submit, print how to collect, exit 75
+    batch_discount: float = 0.5  # batched calls cost this fraction of the live price
+    batch_file: str | None = None  # judge.mode=import: the OpenAI-format output file to load
 
 
 @dataclass
@@ -131,6 +145,7 @@ class NormalizeConfig:
 
     strip: bool = False  # strip surrounding whitespace and a markdown fence around the whole answer
     truncate_words: int | None = None  # cut both answers to this many words
+    strip_markdown: bool = False  # render both answers as plain text (the remedy for a judge that rewards form)
 
 
 @dataclass

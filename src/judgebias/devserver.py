@@ -10,7 +10,8 @@ hidden reasoning tokens out of the budget, replies that think aloud (``<think>``
 wait headers of a gateway or of OpenAI's rate limiter, and a gateway's errors (the status in the body).
 
 Endpoints: ``POST /v1/chat/completions``, ``GET /v1/models``, ``GET /v1/models/{id}``, ``GET /stats``
-(counters, as JSON) and ``POST /reset`` (zero the counters).
+(counters, as JSON) and ``POST /reset`` (zero the counters); the Batch API's files and batches are in
+:mod:`judgebias.devserver_batch`.
 
 Use it in-process with :func:`start_server`, or from a shell::
 
@@ -38,6 +39,8 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import FrameType, TracebackType
 from typing import Any, Final, cast
+
+from judgebias.devserver_batch import BatchApi, BatchOptions, add_batch_arguments, batch_options
 
 __all__ = [
     "POLICIES",
@@ -100,6 +103,7 @@ class ServerOptions:
     wait_style: str = "openai"
     error_style: str = "openai"
     upstream_key_refused: bool = False  # every completion fails as a gateway's upstream credential would
+    batch: BatchOptions = field(default_factory=BatchOptions)  # the Batch API's timing and faults
     host: str = "127.0.0.1"
     port: int = 0
 
@@ -176,6 +180,7 @@ class _State:
         self.lock = threading.Lock()
         self.stopping = threading.Event()
         self.started = int(time.time())
+        self.batch = BatchApi(options.batch, self.answer, options.allowed_models)
         self._zero()
 
     def _zero(self) -> None:
@@ -203,6 +208,19 @@ class _State:
             self._zero()
             self.in_flight = in_flight
 
+    def answer(self, request: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """A batch line's status and body: what the live endpoint answers the same request, without faults."""
+        model = request.get("model")
+        if not isinstance(request.get("messages"), list) or not isinstance(model, str) or not model:
+            return 400, {"error": {"message": "The body needs 'model' and a 'messages' list.", "code": None}}
+        if self.options.allowed_models and model not in self.options.allowed_models:
+            message = f"The model `{model}` does not exist or you do not have access to it."
+            return 404, {"error": {"message": message, "type": "invalid_request_error", "code": "model_not_found"}}
+        with self.lock:
+            self.serial += 1
+            serial = self.serial
+        return 200, _completion(request, _decide(request, self.options), self.options, serial, truncate=False)
+
     def snapshot(self) -> dict[str, Any]:
         """The counters as JSON-ready data (the same dict GET /stats returns)."""
         with self.lock:
@@ -220,6 +238,7 @@ class _State:
                 "in_flight": self.in_flight,
                 "max_in_flight": self.max_in_flight,
                 "other_requests": self.other_requests,
+                "batch": self.batch.stats(),
             }
 
 
@@ -291,7 +310,7 @@ class _Handler(BaseHTTPRequestHandler):
         if path == "/stats":
             self._send_json(200, self._server.state.snapshot())
         elif path.startswith("/v1/"):
-            self._v1_other(path, "GET")
+            self._v1_other(path, "GET", b"")
         else:
             self._send_error(404, f"Unknown path {path!r}.", "invalid_request_error", "not_found")
 
@@ -306,7 +325,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._server.state.reset()
             self._send_json(200, {"reset": True})
         elif path.startswith("/v1/"):
-            self._v1_other(path, "POST")
+            self._v1_other(path, "POST", body)
         else:
             self._send_error(404, f"Unknown path {path!r}.", "invalid_request_error", "not_found")
 
@@ -327,11 +346,15 @@ class _Handler(BaseHTTPRequestHandler):
             return None
         return self.rfile.read(length)
 
-    def _v1_other(self, path: str, method: str) -> None:
+    def _v1_other(self, path: str, method: str, body: bytes) -> None:
         state = self._server.state
         with state.lock:
             state.other_requests += 1
         if not self._authorized(count=False):
+            return
+        batch = state.batch.handle(method, path, self.headers.get("Content-Type", ""), body)
+        if batch is not None:
+            self._send_bytes(*batch)
             return
         ids = state.options.model_ids
         if method == "GET" and path == "/v1/models":
@@ -479,7 +502,7 @@ class _Handler(BaseHTTPRequestHandler):
         if fault == "phang" and state.stopping.wait(options.hang_seconds):
             return
 
-        reply = _decide(request, options, digest)
+        reply = _decide(request, options)
         spent = REASONING_TOKENS[request.get("reasoning_effort") or "medium"] if reasoning else 0
         payload = _completion(request, reply, options, serial, truncate=fault == "ptruncate", reasoning_tokens=spent)
         data = _dumps(payload)
@@ -669,7 +692,7 @@ def find_answers(prompt: str) -> tuple[tuple[str, str], tuple[str, str]] | None:
     return blocks[0], blocks[1]
 
 
-def _choose(options: ServerOptions, first: str, second: str, digest: bytes) -> int | None:
+def _choose(options: ServerOptions, first: str, second: str) -> int | None:
     """0 for the first-shown answer, 1 for the second, None for a tie, by the configured policy."""
     policy = options.policy
     if policy == "first":
@@ -680,14 +703,15 @@ def _choose(options: ServerOptions, first: str, second: str, digest: bytes) -> i
         return None
     if policy == "longer":
         return 1 if len(second) > len(first) else 0
-    if options.first_bias > 0 and _unit(b"first_bias", digest) < options.first_bias:
+    # Drawn from what is shown, not the request's bytes: a live call and a batch line get the same answer.
+    if options.first_bias > 0 and _unit(b"first_bias", first.encode(), second.encode()) < options.first_bias:
         return 0
     low, high = sorted((first, second))
     preferred = low if _unit(b"true", low.encode(), high.encode()) < 0.5 else high
     return 0 if preferred == first else 1
 
 
-def _decide(request: dict[str, Any], options: ServerOptions, digest: bytes = b"") -> _Reply:
+def _decide(request: dict[str, Any], options: ServerOptions) -> _Reply:
     """The judge's reply to a chat-completions request body under `options` (pure, deterministic)."""
     messages = [m for m in request.get("messages", ()) if isinstance(m, dict)]
     system = "\n".join(_text(m.get("content")) for m in messages if m.get("role") in ("system", "developer"))
@@ -697,7 +721,7 @@ def _decide(request: dict[str, Any], options: ServerOptions, digest: bytes = b""
         return _Reply(tuple(_WORD.findall(NO_ANSWERS_REPLY)))
     (label_1, text_1), (label_2, text_2) = answers
     labels = (label_1, label_2)
-    choice = _choose(options, text_1, text_2, digest)
+    choice = _choose(options, text_1, text_2)
     brackets = "[[A]]" in system
     tie_token = "C" if brackets else "tie"
     if choice is None:
@@ -894,6 +918,7 @@ def _parser() -> argparse.ArgumentParser:
     add("--wait-style", choices=WAIT_STYLES, default=defaults.wait_style, help="how a 429 announces its wait")
     add("--error-style", choices=ERROR_STYLES, default=defaults.error_style, help="errors as OpenAI or a gateway")
     add("--upstream-key-refused", action="store_true", help="fail every call as a gateway's upstream key would")
+    add_batch_arguments(parser)
     return parser
 
 
@@ -902,6 +927,7 @@ def options_from_args(argv: Sequence[str] | None = None) -> ServerOptions:
     args = vars(_parser().parse_args(argv))
     args["allowed_models"] = tuple(args.pop("allowed_model"))
     args["reasoning_models"] = tuple(args.pop("reasoning_model"))
+    args["batch"] = batch_options(args)
     known = {f.name for f in fields(ServerOptions)}
     return ServerOptions(**{k: v for k, v in args.items() if k in known})
 

@@ -6,6 +6,7 @@ The ensemble's merged rows are computed once per run (`combined_rows`) and share
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import Any, cast
 
 from judgebias.config import Config, judges_of
@@ -33,10 +34,15 @@ def summarize_run(config: Config, per_judge: dict[str, list[ItemResult]], combin
     judges = judges_of(config)
     if len(per_judge) == 1:
         ((name, rows),) = per_judge.items()
-        return cast(Summary, summarize(rows, judge_family=judges[name].family, **settings))
-    merged = cast(Summary, summarize(combined, **settings))
+        judge = judges[name]
+        return cast(Summary, summarize(rows, judge_family=judge.family, logprobs_requested=judge.logprobs, **settings))
+    asked = any(judge.logprobs for judge in judges.values())
+    merged = cast(Summary, summarize(combined, logprobs_requested=asked, **settings))
     merged["judges"] = {
-        name: cast(Summary, summarize(rows, judge_family=judges[name].family, **settings))
+        name: cast(
+            Summary,
+            summarize(rows, judge_family=judges[name].family, logprobs_requested=judges[name].logprobs, **settings),
+        )
         for name, rows in per_judge.items()
     }
     return merged
@@ -49,6 +55,7 @@ def build_summary(
     notes: list[str],
     failures: int,
     elapsed: float,
+    batches: Sequence[dict[str, Any]] = (),
     *,
     retries: int = 0,
     timeouts: int = 0,
@@ -76,6 +83,8 @@ def build_summary(
         for row in per_judge[name]:
             for call in row.calls:
                 amount = call.prompt_tokens * price_in + call.completion_tokens * price_out
+                if call.batched:
+                    amount *= judge.batch_discount
                 if call.cached:
                     saved += amount
                 else:
@@ -83,6 +92,8 @@ def build_summary(
                 if call.model:
                     models.add(call.model)
     consistency_note = summary.get("position_consistency_note")
+    summary["calls_batched"] = sum(call.batched for rows in per_judge.values() for row in rows for call in row.calls)
+    summary["batches"] = list(batches)
     summary["cost_usd"] = round(cost, 6)
     summary["saved_usd"] = round(saved, 6)
     summary["models_reported"] = sorted(models)

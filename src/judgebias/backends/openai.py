@@ -63,6 +63,12 @@ def _sdk() -> Any:
     return openai
 
 
+def api_error() -> type[Exception]:
+    """The SDK's base class of every API error (status, connection, timeout), to catch them without importing it."""
+    error: type[Exception] = _sdk().APIError
+    return error
+
+
 class OpenAIJudge(Backend):
     """A judge behind an OpenAI-compatible chat-completions endpoint."""
 
@@ -123,6 +129,10 @@ class OpenAIJudge(Backend):
                     f"judge {self.config.name!r}: header {header!r} takes its value from {variable}, which is not "
                     f"set in the environment (set it, or drop judge.extra_headers.{header})"
                 )
+
+    def client(self) -> Any:
+        """The SDK client for this endpoint (made on first use), e.g. for the Batch API."""
+        return self._openai()
 
     def _openai(self) -> Any:
         with self._lock:
