@@ -86,6 +86,9 @@ def verdict_line(item: Item, row: ItemResult, *, with_calls: bool = True) -> Ver
     line["chars_b"] = row.chars_b
     line["words_a"] = row.words_a
     line["words_b"] = row.words_b
+    if row.style_a is not None and row.style_b is not None:
+        line["style_a"] = row.style_a.as_dict()
+        line["style_b"] = row.style_b.as_dict()
     if row.soft is not None:
         line["soft"] = row.soft
     return line
@@ -136,8 +139,10 @@ def write_run(out_dir: Path, config: Config, summary: Summary, ratings: list[dic
 
 
 def write_ratings(path: Path, ratings: Iterable[dict[str, Any]]) -> None:
-    """ratings.csv: model, rating, low, high, rank (and n, the items the model appears in)."""
-    write_csv(path, ["model", "rating", "low", "high", "rank", "n"], ratings)
+    """ratings.csv: model, rating, low, high, rank, n (the items the model appears in), then the same with style
+    control (style_rating, style_low, style_high, style_rank; empty when the answers never differ in formatting)."""
+    columns = ["model", "rating", "low", "high", "rank", "n", "style_rating", "style_low", "style_high", "style_rank"]
+    write_csv(path, columns, ratings)
 
 
 def config_hash(config: Config) -> str:
@@ -204,6 +209,7 @@ def dry_run_estimate(
             "calls_offline": 0,
             "prompt_tokens_est": 0,
             "cost_usd_est": 0.0,
+            "cost_usd_est_batch": 0.0,
         }
         for j in judgings
     }
@@ -221,10 +227,12 @@ def dry_run_estimate(
         seen.add(key)
         entry["calls_live"] += 1
         entry["prompt_tokens_est"] += tokens
-        entry["cost_usd_est"] += (
+        cost = (
             tokens * judging.config.price_input_per_mtok
-            + judging.config.max_tokens * judging.config.price_output_per_mtok
+            + (judging.config.max_tokens or 0) * judging.config.price_output_per_mtok
         ) / 1e6
+        entry["cost_usd_est"] += cost
+        entry["cost_usd_est_batch"] += cost * judging.config.batch_discount
     return {
         "dry_run": True,
         "judge": judgings[0].name if len(judgings) == 1 else "ensemble",
@@ -237,6 +245,7 @@ def dry_run_estimate(
         "calls_offline": sum(e["calls_offline"] for e in per_judge.values()),
         "prompt_tokens_est": sum(e["prompt_tokens_est"] for e in per_judge.values()),
         "cost_usd_est": round(sum(e["cost_usd_est"] for e in per_judge.values()), 6),
+        "cost_usd_est_batch": round(sum(e["cost_usd_est_batch"] for e in per_judge.values()), 6),
         "judges": per_judge,
     }
 
@@ -247,7 +256,8 @@ def format_dry_run(estimate: dict[str, Any]) -> str:
         f"dry run: {estimate['judge']} / {estimate['rubric']} / {estimate['data']}: {estimate['n_items']} items, "
         f"{estimate['calls_total']} calls: {estimate['calls_live']} would go live, {estimate['calls_cached']} cached, "
         f"{estimate['calls_offline']} answered offline; "
-        f"about {estimate['prompt_tokens_est']} prompt tokens, about ${estimate['cost_usd_est']:.4f}. Nothing was called."
+        f"about {estimate['prompt_tokens_est']} prompt tokens, about ${estimate['cost_usd_est']:.4f} live or "
+        f"${estimate['cost_usd_est_batch']:.4f} as a batch (judge.mode=batch). Nothing was called."
     )
 
 
@@ -274,6 +284,12 @@ def format_summary(summary: Summary) -> str:
             f"  length: longer answer wins {pct(s.get('longer_wins'))} of decisive verdicts; "
             f"length-controlled win_rate {pct(s.get('length_controlled_win_rate'))}"
         )
+    if s.get("styled_wins") is not None:
+        lines.append(
+            f"  style: more formatted answer wins {pct(s['styled_wins'])}{ci_text(intervals.get('styled_wins'))} "
+            f"of {s.get('styled_wins_n')} decisive verdicts; style-controlled win_rate "
+            f"{pct(s.get('style_controlled_win_rate'))}"
+        )
     if "human_agreement" in s:
         lines.append(
             f"  human_agreement: {pct(s['human_agreement'])}{ci_text(intervals.get('human_agreement'))} on {s['human_agreement_n']} "
@@ -292,6 +308,7 @@ def format_summary(summary: Summary) -> str:
     lines.append(
         f"  calls_total: {s['calls_total']}   {answered}   calls_cached: {s['calls_cached']}   "
         f"invalid replies: {s['n_invalid']}   failed calls: {s['failed_calls']}"
+        + (f"   calls_batched: {s['calls_batched']}" if s.get("calls_batched") else "")
     )
     if offline and offline == s["calls_total"]:
         lines.append("  tokens: none (an offline judge sends no request)   cost_usd: 0.0000")

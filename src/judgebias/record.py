@@ -11,6 +11,7 @@ from typing import Any, TypedDict
 
 from judgebias.item import Item
 from judgebias.prompt import Shown
+from judgebias.style import Style
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,7 @@ class CallResult:
     tag_first: str | None = None  # the label shown for the first answer (recorded for random tags)
     tag_second: str | None = None
     offline: bool = False  # answered by a judge that sends no request (scripted, replay)
+    batched: bool = False  # answered by a batch collected in this run (priced at judge.batch_discount)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +94,8 @@ class ItemResult:
     words_a: int = 0
     words_b: int = 0
     soft: float | None = None  # P(a preferred), averaged over both orders, from logprobs
+    style_a: Style | None = None  # markdown features of a as written (None: not recorded)
+    style_b: Style | None = None
     calls: tuple[CallResult, ...] = field(default=(), compare=False)  # the calls behind call1/call2
 
 
@@ -135,6 +139,8 @@ class VerdictLine(CallFields, total=False):
     chars_b: int
     words_a: int
     words_b: int
+    style_a: dict[str, int]  # markdown feature counts of a as written (style.FEATURES)
+    style_b: dict[str, int]
     soft: float
     judges: dict[str, CallFields]  # ensemble runs: every judge's calls and verdict
 
@@ -170,6 +176,8 @@ class Summary(TypedDict, total=False):
     calls_cached: int
     calls_live: int  # requests answered by an endpoint in this run (not cached, not failed)
     calls_offline: int  # calls answered by a judge that sends no request (scripted, replay)
+    calls_batched: int  # of calls_live: answered by a batch collected in this run
+    batches: list[dict[str, Any]]  # each batch this run submitted or collected: id, status, total, completed, failed
     prompt_tokens: int
     completion_tokens: int
     wins: int
@@ -201,6 +209,13 @@ class Summary(TypedDict, total=False):
     length_controlled_n: int
     length_controlled_note: str
     length_note: str
+    styled_wins: float | None
+    styled_wins_n: int
+    style_controlled_win_rate: float | None
+    style_controlled_n: int
+    style_controlled_note: str
+    style_coefficients: dict[str, float]  # covariate ("length", a style feature) -> log-odds per SD
+    style_note: str
     soft_win_rate: float | None
     soft_n: int
     soft_note: str
@@ -231,5 +246,7 @@ class Summary(TypedDict, total=False):
     normalization: dict[str, Any]
     labels: str
     failed_calls: int
+    retries: int  # requests retried (live judges)
+    timeouts: int  # of those, retried after a client-side timeout: possibly billed twice
     judging_seconds: float
     notes: list[str]

@@ -456,6 +456,8 @@ def test_intervals_cover_every_rate() -> None:
         "longer_wins",
         "length_verdict_corr",
         "length_controlled_win_rate",
+        "styled_wins",
+        "style_controlled_win_rate",
         "soft_win_rate",
         "human_agreement",
         "human_agreement_decisive",
