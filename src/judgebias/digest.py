@@ -80,9 +80,8 @@ def add_row(digest: VerdictDigest, row: VerdictLine, *, keep: bool) -> None:
 
 
 def styles(row: VerdictLine) -> tuple[int | None, int | None]:
-    """How formatted answers a and b are (None: not recorded): `style_a`/`style_b`, added beside chars_a/chars_b."""
-    fields: Mapping[str, Any] = row  # the style fields are read by name until VerdictLine declares them
-    return formatting(fields.get("style_a")), formatting(fields.get("style_b"))
+    """How formatted answers a and b are: their markdown elements (`style_a`/`style_b`; None: not recorded)."""
+    return formatting(row.get("style_a")), formatting(row.get("style_b"))
 
 
 def formatting(style: Any) -> int | None:

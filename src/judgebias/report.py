@@ -300,6 +300,8 @@ def style_panel(s: Figures, digest: VerdictDigest) -> Panel | None:
         f"verdicts between answers that differ in formatting; the style-controlled win rate of a is "
         f"{with_ci(s, 'style_controlled_win_rate')}."
     )
+    if s.get("style_controlled_note"):
+        figures += f" ({s['style_controlled_note']})"
     coefficients = s.get("style_coefficients") or {}
     if coefficients:
         ordered = sorted(coefficients, key=lambda k: STYLE_FEATURES.index(k) if k in STYLE_FEATURES else 99)

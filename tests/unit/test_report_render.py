@@ -162,6 +162,19 @@ def test_style_panel_groups_verdicts_by_formatting_difference() -> None:
     assert '<td class="num" data-v="-7">0 / 7</td>' in page
 
 
+def test_style_panel_explains_a_style_controlled_rate_it_could_not_fit() -> None:
+    """When the style-controlled win rate could not be fitted, the Style panel says n/a and why."""
+    why = "a and b do not differ in any one formatting feature in 5 or more decisive items"
+    unfitted = {"style_controlled_win_rate": None, "style_controlled_note": why, "style_coefficients": {}}
+    summary = FULL | STYLE | unfitted | {"ci": STYLE["ci"] | {"style_controlled_win_rate": [None, None]}}
+
+    page = render_report(summary, [], digest_of([line(1, style_a=style(1), style_b=style(0))]))
+
+    chart = page.split('id="style-chart"', 1)[1].split("</figure>", 1)[0]
+    assert f"the style-controlled win rate of a is n/a. ({why})" in chart
+    assert '<div class="k">style-controlled win rate</div>' not in page
+
+
 def test_no_style_panel_without_style_fields() -> None:
     """A run whose summary and verdicts carry no style fields shows no Style panel and no style cards."""
     page = render_report(FULL, [], digest_of([line(1)]))
