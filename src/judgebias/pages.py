@@ -105,6 +105,7 @@ class Cell:
     href: str | None = None
     badge: bool = False
     wrap: bool = False  # long settings break anywhere instead of widening the table
+    nowrap: bool = False  # identifiers stay on one line (q1-007, not q1- / 007)
 
 
 @dataclass(frozen=True)

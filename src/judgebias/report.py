@@ -395,7 +395,7 @@ def verdicts_table(digest: VerdictDigest) -> Table:
         consistent = row.get("consistent")
         cells = {
             "n": Cell(str(index), numeric=True),
-            "id": Cell(text(row.get("id"))),
+            "id": Cell(text(row.get("id")), nowrap=True),
             "verdict": Cell(_verdict_name(row.get("verdict"))),
             "call1": Cell(text(row.get("call1"))),
             "call2": Cell("–" if row.get("call2") is None else str(row.get("call2"))),
