@@ -78,7 +78,8 @@ class CallResult:
     def without_reply(self) -> CallResult:
         """This call without its reply text (written out already): what the metrics keep in memory.
 
-        Built field by field: `dataclasses.replace` introspects the class on every call, twice the cost.
+        Built field by field: `dataclasses.replace` introspects the class on every call, twice the cost (a field
+        added to the class must be added here too: tests/unit/test_record.py fails until it is).
         """
         return CallResult(
             label=self.label,
@@ -92,6 +93,7 @@ class CallResult:
             tag_first=self.tag_first,
             tag_second=self.tag_second,
             offline=self.offline,
+            batched=self.batched,
         )
 
 
