@@ -15,3 +15,7 @@ class SecretInConfig(UserError):
 
 class FatalJudgeError(UserError):
     """A permanent error from the judge endpoint (bad key, unknown model, quota): retrying cannot help."""
+
+
+class CacheUnavailable(UserError):
+    """The shared cache (Redis) cannot be reached or was lost; the message names its host:port, never the URL."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -110,6 +111,41 @@ class ReplyCache:
         # handler, whose sleeps (1 ms, 2 ms, 5 ms, ...) cost more than the writes at high concurrency.
         with self._lock:
             self._open().set(key, text, retry=True)
+
+    def claim(self, key: str) -> bool:
+        """Whether this process should send the call: always, since one machine's runs share no calls in flight."""
+        return True
+
+    def release(self, key: str) -> None:
+        """Nothing to release: the disk store holds no leases."""
+
+    def wait_for(self, key: str, timeout: float) -> dict[str, Any] | None:
+        """The stored reply now (the disk store never has a call in flight elsewhere to wait for)."""
+        return self.get(key)
+
+    def describe(self) -> str:
+        """Where the replies live, for messages."""
+        return f"disk cache at {self.directory}"
+
+    def entries(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        """Every stored reply as (key, value), in key order (so a bundle of the same cache is the same file)."""
+        cache = self._open()
+        for (key,) in cache._sql("SELECT key FROM Cache WHERE raw = 1 ORDER BY key").fetchall():
+            value = self._decode(cache.get(key, default=None, retry=True))
+            if isinstance(key, str) and value is not None:
+                yield key, value
+
+    def put_many(self, entries: Iterable[tuple[str, dict[str, Any]]]) -> None:
+        """Store many replies in one transaction (bundle import)."""
+        cache = self._open()
+        with self._lock, cache.transact(retry=True):
+            for key, value in entries:
+                cache.set(key, json.dumps(value, ensure_ascii=False), retry=True)
+
+    def stats(self) -> dict[str, Any]:
+        """Entries and bytes on disk."""
+        cache = self._open()
+        return {"backend": "disk", "where": str(self.directory), "entries": len(cache), "bytes": cache.volume()}
 
     def close(self) -> None:
         """Close the SQLite connections."""
