@@ -165,7 +165,7 @@ _TAKE = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
 local resume = tonumber(redis.call('GET', KEYS[3]) or '0')
-if resume > now then return tostring(resume - now) end
+if resume > now then return {tostring(resume - now), tostring(now)} end
 local wait = 0
 local rwin, rlim = tonumber(ARGV[1]), tonumber(ARGV[2])
 local twin, tlim, amount = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
@@ -194,7 +194,7 @@ if tlim > 0 then
     end
   end
 end
-if wait > 0 then return tostring(wait) end
+if wait > 0 then return {tostring(wait), tostring(now)} end
 local seq = redis.call('INCR', KEYS[4])
 redis.call('PEXPIRE', KEYS[4], 3600000)
 if rlim > 0 then
@@ -205,7 +205,7 @@ if tlim > 0 then
   redis.call('ZADD', KEYS[2], now, seq .. ':' .. amount)
   redis.call('PEXPIRE', KEYS[2], math.ceil(twin) + 1000)
 end
-return '0'
+return {'0', tostring(now)}
 """
 
 _PAUSE = """
@@ -251,8 +251,12 @@ class RedisQuota:
 
     def take(self, tokens: int) -> float:
         """Admit one request now (0) or say how many seconds until the fleet's quota has room."""
-        answer = self._call(lambda: self._take(keys=self._keys, args=[*self._windows, max(0, tokens)]))
-        return float(answer) / 1000.0
+        return self.ask(tokens)[0]
+
+    def ask(self, tokens: int) -> tuple[float, float]:
+        """take, with Redis's clock (epoch seconds) at the answer: the moment a request was admitted."""
+        wait, now = self._call(lambda: self._take(keys=self._keys, args=[*self._windows, max(0, tokens)]))
+        return float(wait) / 1000.0, float(now) / 1000.0
 
     def pause(self, seconds: float) -> None:
         """Hold every process's requests to this endpoint for `seconds` (no shorter pause undoes a longer one)."""
