@@ -22,8 +22,10 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
 
 from judgebias.config import Config, register_schemas
+from judgebias.config_errors import HeldStderr, composition_message, held_stderr, unknown_key_message
 from judgebias.errors import SecretInConfig, UserError
 from judgebias.output import write_json
+from judgebias.rundir import register_resolver
 
 EXIT_CALLS_FAILED = 1
 EXIT_CRASHED = 1
@@ -43,10 +45,7 @@ def to_config(cfg: DictConfig) -> Config:
     assert isinstance(config, Config)
     unknown = _unknown_keys(config)
     if unknown:
-        raise UserError(
-            f"{unknown[0]} is not a judgebias setting (added with +{unknown[0]}=...?): check its spelling; "
-            f"`python -m judgebias.run --cfg job` lists every key"
-        )
+        raise UserError(unknown_key_message(unknown[0], added=True))
     return config
 
 
@@ -65,7 +64,11 @@ def job(cfg: DictConfig) -> int:
     """One Hydra job: run the experiment into Hydra's output directory; return the exit code."""
     from judgebias.runner import run_experiment
 
+    held = held_stderr()
+    if held is not None:
+        held.release()  # the config composed: from here on every message is the job's own
     out_dir = Path(HydraConfig.get().runtime.output_dir)
+    multirun = HydraConfig.get().mode == RunMode.MULTIRUN
     for noisy in ("httpx2", "httpx", "openai"):  # one INFO line per request would bury the summary
         logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
@@ -91,6 +94,8 @@ def job(cfg: DictConfig) -> int:
         traceback.print_exc()
         write_json(out_dir / "summary.json", _failure(cfg, f"{type(error).__name__}: {error}"))
         return EXIT_CRASHED
+    if not multirun:
+        _say_where(out_dir)
     if summary.get("failed_calls"):
         print(
             f"judgebias: {summary['failed_calls']} calls failed after their retries "
@@ -100,6 +105,33 @@ def job(cfg: DictConfig) -> int:
         )
         return EXIT_CALLS_FAILED
     return 0
+
+
+def used_folder_error(argv: list[str]) -> str | None:
+    """Why a hydra.run.dir named on the command line must not be used: it holds another run's results.
+
+    Checked before Hydra starts, since Hydra writes its .hydra/ dumps and run.log into the folder first thing.
+    """
+    if "-m" in argv or "--multirun" in argv:
+        return None
+    for arg in argv:
+        if arg.startswith("hydra.run.dir="):
+            folder = Path(arg.partition("=")[2]).expanduser()
+            for name in ("summary.json", "verdicts.jsonl", "verdicts.jsonl.part", "dry_run.json"):
+                if (folder / name).exists():
+                    return (
+                        f"hydra.run.dir={str(folder)!r} already holds a run ({name}): choose a new folder, or leave "
+                        "hydra.run.dir unset (every run then gets its own)"
+                    )
+    return None
+
+
+def _say_where(out_dir: Path) -> None:
+    """The run folder and the report, as the last lines of every run."""
+    print(f"run folder: {out_dir}")
+    report = out_dir / "report.html"
+    if report.exists():
+        print(f"report: {report}")
 
 
 def scrub(out_dir: Path, secret: str) -> None:
@@ -140,13 +172,28 @@ def _entry(cfg: DictConfig) -> None:
 def main() -> None:
     """Console entry point (also `python -m judgebias.run`)."""
     register_schemas()
+    register_resolver()
+    refused = used_folder_error(sys.argv[1:])
+    if refused:
+        print(f"judgebias: error: {refused}", file=sys.stderr)
+        sys.exit(EXIT_USER_ERROR)
+    real = sys.stderr
+    held = HeldStderr(real)
+    sys.stderr = held  # Hydra's multi-line composition errors are replaced by one line (see config_errors)
     try:
         _entry()
     except SystemExit as stop:
-        if stop.code == 1 and isinstance(stop.__context__, ConfigCompositionException | OverrideParseException):
-            # Hydra printed why it could not compose the config (a bad override): a user error, not failed calls.
+        failure = stop.__context__
+        if stop.code == 1 and isinstance(failure, ConfigCompositionException | OverrideParseException):
+            # Hydra could not compose the config (a bad override): a user error, said in one line.
+            held.drop()
+            sys.stderr = real
+            print(f"judgebias: error: {composition_message(failure)}", file=real)
             sys.exit(EXIT_USER_ERROR)
         raise
+    finally:
+        held.release()
+        sys.stderr = real
 
 
 if __name__ == "__main__":
