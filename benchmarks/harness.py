@@ -223,7 +223,7 @@ class RedisServer:
         password = secrets.token_hex(12)
         config = folder / "redis.conf"
         config.write_text(
-            f"port {port}\nbind 127.0.0.1\ndir {folder}\nrequirepass {password}\nsave \"\"\nappendonly no\n"
+            f'port {port}\nbind 127.0.0.1\ndir {folder}\nrequirepass {password}\nsave ""\nappendonly no\n'
             "logfile redis.log\n",
             encoding="utf-8",
         )

@@ -1,4 +1,8 @@
-"""A real redis-server on 127.0.0.1 for each test: a free port, a temp folder, and a password to prove it never leaks."""
+"""A real redis-server on 127.0.0.1 for each test: a free port, a temp folder, and a password to prove it never leaks.
+
+It keeps an append-only file synced on every write, as a shared cache should run: a killed and restarted server
+still holds every reply it acknowledged.
+"""
 
 from __future__ import annotations
 
@@ -37,7 +41,7 @@ class RedisServer:
         self.config = folder / "redis.conf"
         self.config.write_text(
             f'port {self.port}\nbind 127.0.0.1\ndir {folder}\nrequirepass {self.password}\nsave ""\n'
-            "appendonly no\nprotected-mode yes\nlogfile redis.log\n",
+            "appendonly yes\nappendfsync always\nprotected-mode yes\nlogfile redis.log\n",
             encoding="utf-8",
         )
         self.process: subprocess.Popen[bytes] | None = None

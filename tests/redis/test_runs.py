@@ -107,7 +107,13 @@ def test_two_processes_needing_the_same_calls_at_once_pay_once(
     judge = server(policy="hash", latency=0.4)
     env = {"JUDGEBIAS_REDIS_URL": redis_server.url}
     runs = [
-        launch(cli, f"run{n}", *local(judge, "data.limit=16", "max_concurrency=4"), f"cache.dir={cli.tmp_path / f'n{n}'}", env=env)
+        launch(
+            cli,
+            f"run{n}",
+            *local(judge, "data.limit=16", "max_concurrency=4"),
+            f"cache.dir={cli.tmp_path / f'n{n}'}",
+            env=env,
+        )
         for n in range(2)
     ]
     results = [finish(*run) for run in runs]
@@ -196,13 +202,22 @@ def test_a_bundle_round_trip_disk_to_redis_and_back_replays_with_no_endpoint(
             check=False,
         )
 
-    exported = tool("export", str(cli.tmp_path / "run.gz"), "--run", str(live.run_dir), "--cache-dir", str(cli.tmp_path / "disk"))
+    exported = tool(
+        "export", str(cli.tmp_path / "run.gz"), "--run", str(live.run_dir), "--cache-dir", str(cli.tmp_path / "disk")
+    )
     loaded = tool("import", str(cli.tmp_path / "run.gz"), "--backend", "redis", "--cache-dir", str(cli.tmp_path / "r"))
     assert (0, 0) == (exported.returncode, loaded.returncode), (exported, loaded)
     on_redis = cli(*base, "cache.backend=redis", "cache.mode=only", f"cache.dir={cli.tmp_path / 'r'}", env=env)
     assert 0 == on_redis.code, on_redis
     again = tool(
-        "export", str(cli.tmp_path / "again.gz"), "--run", str(on_redis.run_dir), "--backend", "redis", "--cache-dir", str(cli.tmp_path / "r")
+        "export",
+        str(cli.tmp_path / "again.gz"),
+        "--run",
+        str(on_redis.run_dir),
+        "--backend",
+        "redis",
+        "--cache-dir",
+        str(cli.tmp_path / "r"),
     )
     into_disk = tool("import", str(cli.tmp_path / "again.gz"), "--cache-dir", str(cli.tmp_path / "fresh"))
     assert (0, 0) == (again.returncode, into_disk.returncode), (again, into_disk)

@@ -181,7 +181,7 @@ def test_a_reply_that_redis_missed_is_kept_on_disk_and_pushed_next_time(redis_en
         error.value
     )
     store.close()
-    redis_env.start()  # an empty Redis: the reply exists only on this node's disk
+    redis_env.start()  # Redis never received this reply: it exists only on this node's disk
     reopened = RedisCache("JUDGEBIAS_REDIS_URL", str(tmp_path / "node"), "use")
     elsewhere = open_store("redis", str(tmp_path / "other-node"), "use")
     assert (1, REPLY_VALUE, []) == (
