@@ -55,6 +55,13 @@ class CacheMode(StrEnum):
     only = "only"  # fail on a miss
 
 
+class CacheBackend(StrEnum):
+    """Where replies are stored (`cache.backend`)."""
+
+    disk = "disk"  # a folder on this machine (diskcache)
+    redis = "redis"  # a Redis server every process and node of a sweep can reach
+
+
 class ProgressMode(StrEnum):
     """When the progress line is drawn (`progress`)."""
 
@@ -128,10 +135,12 @@ class DataConfig:
 
 @dataclass
 class CacheConfig:
-    """The disk cache of judge replies, shared by every run and sweep job."""
+    """The cache of judge replies, shared by every run and sweep job (on this machine, or through Redis)."""
 
-    dir: str = MISSING
+    dir: str = MISSING  # the disk cache; with Redis, the node's outbox for replies Redis missed
     mode: CacheMode = CacheMode.use
+    backend: CacheBackend = CacheBackend.disk
+    url_env: str = "JUDGEBIAS_REDIS_URL"  # NAME of the env var holding the Redis URL (never the URL itself)
 
 
 @dataclass

@@ -219,15 +219,17 @@ return 0
 """
 
 
-def window(per_minute: float | None) -> tuple[float, int]:
-    """(window in ms, requests or tokens allowed in it) for a per-minute quota: about one second's worth.
+def window(per_minute: float | None, *, spaced: bool = False) -> tuple[float, int]:
+    """(window in ms, amount allowed in it) for a per-minute quota: about one second's worth, or one at a time.
 
-    The window holds a whole number of requests and lasts exactly as long as the quota allows them, so a
-    process never sends more than `per_minute / 60` in any second, nor more than `per_minute` in any minute.
+    The window holds a whole number and lasts exactly as long as the quota allows them, so the fleet never sends
+    more than `per_minute / 60` in any second, nor more than `per_minute` in any minute. Requests are `spaced`
+    (a window of one): admitting a second's worth at once would let a late start of one burst (a slow first
+    connection) land in the same second as the next burst at the server.
     """
     if not per_minute:
         return 0.0, 0
-    limit = max(1, math.floor(per_minute / 60.0))
+    limit = 1 if spaced else max(1, math.floor(per_minute / 60.0))
     return 60_000.0 * limit / per_minute, limit
 
 
@@ -245,7 +247,7 @@ class RedisQuota:
         self.where = where
         name = "judgebias:quota:" + hashlib.sha256(scope.encode("utf-8")).hexdigest()[:16]
         self._keys = [f"{name}:requests", f"{name}:tokens", f"{name}:pause", f"{name}:seq"]
-        self._windows = [*window(requests_per_minute), *window(tokens_per_minute)]
+        self._windows = [*window(requests_per_minute, spaced=True), *window(tokens_per_minute)]
         self._take = client.register_script(_TAKE)
         self._pause = client.register_script(_PAUSE)
 

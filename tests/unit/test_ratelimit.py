@@ -75,7 +75,7 @@ def test_wait_blocks_while_the_cap_is_reached() -> None:
 
 
 def test_a_fleet_window_holds_about_one_second_of_whole_requests() -> None:
-    """The shared quota's window admits a whole number of requests at exactly the configured rate."""
+    """The shared quota's window admits a whole number (or, spaced, one) at exactly the configured rate."""
     from judgebias.ratelimit import window
 
     assert [(1000.0, 20), (2000.0, 1), (60_000 / 90, 1), (0.0, 0)] == [
@@ -84,3 +84,4 @@ def test_a_fleet_window_holds_about_one_second_of_whole_requests() -> None:
         window(90),
         window(None),
     ]
+    assert (50.0, 1) == window(1200, spaced=True)

@@ -16,9 +16,9 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from judgebias.backends.base import Backend
+from judgebias.backends.base import Backend, FleetSource
 from judgebias.config import JudgeConfig, RubricConfig
-from judgebias.errors import FatalJudgeError, UserError
+from judgebias.errors import CacheUnavailable, FatalJudgeError, UserError
 from judgebias.ratelimit import Pacer
 from judgebias.reading import read_reply
 from judgebias.record import Reply, Request
@@ -139,7 +139,7 @@ class OpenAIJudge(Backend):
 
     def complete(self, request: Request) -> Reply:
         """One call with bounded retries; a permanent error raises FatalJudgeError at once."""
-        client = self._openai()
+        create = self._openai().chat.completions.create  # the SDK loads its resources here, before a quota slot
         params = self.request_body(request.messages)
         labels = request.view.labels(self.rubric.tie_label)
         estimate = estimate_prompt_tokens(request.messages) + self.config.max_tokens
@@ -149,7 +149,7 @@ class OpenAIJudge(Backend):
             ticket = self.pacer.wait(estimate)
             try:
                 self._raise_if_stopped()
-                response = client.chat.completions.create(**params)
+                response = create(**params)
             except Exception as error:
                 self.pacer.release(ticket, succeeded=False, throttled=is_throttled(error))
                 raise
@@ -168,6 +168,8 @@ class OpenAIJudge(Backend):
         except FatalJudgeError as fatal:
             self.stop(str(fatal))  # the calls queued behind this one would fail the same way: send none of them
             raise
+        except CacheUnavailable:
+            raise  # the shared quota's Redis is gone: the run stops, this call was not sent
         except Exception as error:
             openai = _sdk()
             attempts = self.config.max_retries + 1
@@ -199,6 +201,16 @@ class OpenAIJudge(Backend):
     def _count_retry(self) -> None:
         with self._lock:
             self.retries += 1
+
+    def share_pacing(self, fleet_for: FleetSource) -> None:
+        """Hold this judge's quota and announced pauses with every process sending to the same endpoint and model."""
+        fleet = fleet_for(
+            f"{self.endpoint.rstrip('/')}|{self.config.model}",
+            self.config.requests_per_minute,
+            self.config.tokens_per_minute,
+        )
+        if fleet is not None:
+            self.pacer.fleet = fleet
 
     def describe(self) -> str:
         """The judge and endpoint, for error messages (never the key)."""

@@ -5,9 +5,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from judgebias.cache.base import ReplyStore
 from judgebias.cache.disk import KEY_VERSION, MODES, ReplyCache, TextOnlyDisk, call_key
 from judgebias.errors import UserError
+
+if TYPE_CHECKING:
+    from judgebias.config import CacheConfig
 
 BACKENDS = ("disk", "redis")
 URL_ENV = "JUDGEBIAS_REDIS_URL"
@@ -21,8 +26,14 @@ __all__ = [
     "ReplyStore",
     "TextOnlyDisk",
     "call_key",
+    "open_cache",
     "open_store",
 ]
+
+
+def open_cache(config: CacheConfig) -> ReplyStore:
+    """The run's reply store as configured by `cache.backend`, `cache.dir`, `cache.mode` and `cache.url_env`."""
+    return open_store(str(config.backend), config.dir, str(config.mode), config.url_env)
 
 
 def open_store(backend: str, directory: str, mode: str, url_env: str = URL_ENV) -> ReplyStore:

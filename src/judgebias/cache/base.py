@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any, Protocol
 
+from judgebias.ratelimit import Fleet
+
 
 class ReplyStore(Protocol):
     """Replies by key; `claim`/`release`/`wait_for` let processes sharing the store pay once for a call."""
@@ -45,6 +47,10 @@ class ReplyStore(Protocol):
 
     def stats(self) -> dict[str, Any]:
         """backend, where, entries, bytes."""
+        ...
+
+    def fleet(self, scope: str, requests_per_minute: float | None, tokens_per_minute: float | None) -> Fleet | None:
+        """The quota and pauses shared by every process sending to `scope` (an endpoint and model), if shared."""
         ...
 
     def describe(self) -> str:

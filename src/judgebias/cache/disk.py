@@ -18,6 +18,7 @@ from typing import Any
 import diskcache
 
 from judgebias.errors import UserError
+from judgebias.ratelimit import Fleet
 
 MODES = ("use", "refresh", "off", "only")
 KEY_VERSION = 1  # bump when the meaning of a cached value changes
@@ -122,6 +123,10 @@ class ReplyCache:
     def wait_for(self, key: str, timeout: float) -> dict[str, Any] | None:
         """The stored reply now (the disk store never has a call in flight elsewhere to wait for)."""
         return self.get(key)
+
+    def fleet(self, scope: str, requests_per_minute: float | None, tokens_per_minute: float | None) -> Fleet | None:
+        """None: on one machine each process paces itself."""
+        return None
 
     def describe(self) -> str:
         """Where the replies live, for messages."""

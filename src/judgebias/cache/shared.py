@@ -30,6 +30,7 @@ from redis.retry import Retry
 
 from judgebias.cache.disk import MODES, ReplyCache
 from judgebias.errors import CacheUnavailable, UserError
+from judgebias.ratelimit import Fleet, RedisQuota
 
 PREFIX = "judgebias:"
 REPLY = PREFIX + "reply:"
@@ -123,6 +124,10 @@ class RedisCache:
             for key, _ in entries:
                 cache.delete(key, retry=True)
         return len(entries)
+
+    def fleet(self, scope: str, requests_per_minute: float | None, tokens_per_minute: float | None) -> Fleet | None:
+        """The quota and announced pauses of `scope`, held in this Redis for every process that sends to it."""
+        return RedisQuota(self.client, self.where, scope, requests_per_minute, tokens_per_minute)
 
     def describe(self) -> str:
         """Where the replies live, for messages (host:port, never the URL)."""
