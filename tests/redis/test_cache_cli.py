@@ -75,7 +75,10 @@ def test_an_unreachable_redis_is_one_line_and_exit_2(tmp_path: Path) -> None:
     result = cache_cli(
         "stats", "--backend", "redis", env={"JUDGEBIAS_REDIS_URL": f"redis://:s3cret-pw@127.0.0.1:{port}/0"}
     )
-    assert (2, f"judgebias: error: Redis at 127.0.0.1:{port} could not connect while connecting\n") == (
+    assert (
+        2,
+        f"judgebias: error: Redis at 127.0.0.1:{port} could not connect while opening the cache: check that it runs and that JUDGEBIAS_REDIS_URL holds its host, port and password (or use cache.backend=disk)\n",
+    ) == (
         result.returncode,
         result.stderr,
     )

@@ -138,7 +138,11 @@ def test_an_unreachable_redis_stops_the_run_before_any_call(cli: Cli, server: An
     port = free_port()
     password = "pw-never-printed-123"
     result = cli(*local(judge, "data.limit=2"), env={"JUDGEBIAS_REDIS_URL": f"redis://:{password}@127.0.0.1:{port}/0"})
-    assert (2, f"judgebias: error: Redis at 127.0.0.1:{port} could not connect while connecting\n", 0) == (
+    assert (
+        2,
+        f"judgebias: error: Redis at 127.0.0.1:{port} could not connect while opening the cache: check that it runs and that JUDGEBIAS_REDIS_URL holds its host, port and password (or use cache.backend=disk)\n",
+        0,
+    ) == (
         result.code,
         result.stderr,
         requests(judge),

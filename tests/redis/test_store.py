@@ -87,7 +87,10 @@ def test_an_unreachable_redis_names_host_and_port_but_never_the_password(
     monkeypatch.setenv("JUDGEBIAS_REDIS_URL", f"redis://:hunter2-secret@127.0.0.1:{port}/0")
     with pytest.raises(CacheUnavailable) as error:
         open_store("redis", str(tmp_path), "use")
-    assert f"Redis at 127.0.0.1:{port} could not connect while connecting" == str(error.value)
+    assert (
+        f"Redis at 127.0.0.1:{port} could not connect while opening the cache: check that it runs and that JUDGEBIAS_REDIS_URL holds its host, port and password (or use cache.backend=disk)"
+        == str(error.value)
+    )
 
 
 def test_a_wrong_password_is_reported_without_echoing_it(
@@ -97,7 +100,10 @@ def test_a_wrong_password_is_reported_without_echoing_it(
     monkeypatch.setenv("JUDGEBIAS_REDIS_URL", redis_server.url.replace(redis_server.password, "not-the-password"))
     with pytest.raises(CacheUnavailable) as error:
         open_store("redis", str(tmp_path), "use")
-    assert f"Redis at {redis_server.where} the password was refused while connecting" == str(error.value)
+    assert (
+        f"Redis at {redis_server.where} the password was refused while opening the cache: check that it runs and that JUDGEBIAS_REDIS_URL holds its host, port and password (or use cache.backend=disk)"
+        == str(error.value)
+    )
 
 
 def test_a_claimed_call_is_claimed_once_and_the_waiter_gets_the_reply(redis_env: RedisServer, tmp_path: Path) -> None:

@@ -92,7 +92,8 @@ class RedisCache:
         self.mode = mode
         self.lease_seconds = lease_seconds
         self.client, self.where = connect(url_env)
-        self._outbox = ReplyCache(str(Path(directory).expanduser() / OUTBOX), "use")
+        self._outbox_dir = Path(directory).expanduser() / OUTBOX
+        self._outbox_cache: ReplyCache | None = None  # opened only when there is something to keep or push
         self._token = uuid.uuid4().hex  # this process's mark on the leases it holds
         self._held: set[str] = set()
         self._lock = threading.Lock()
@@ -100,7 +101,13 @@ class RedisCache:
         self._closed = threading.Event()
         self._release = self.client.register_script(_RELEASE)
         self._renew = self.client.register_script(_RENEW)
-        self._do(self.client.ping, "connecting")
+        try:
+            self.client.ping()
+        except redis.RedisError as error:
+            raise CacheUnavailable(
+                f"{unavailable(self.where, error, 'opening the cache')}: check that it runs and that {url_env} "
+                "holds its host, port and password (or use cache.backend=disk)"
+            ) from None
         self.pushed = self._push_outbox()
 
     def _do(self, command: Callable[[], T], doing: str) -> T:
@@ -110,8 +117,17 @@ class RedisCache:
         except redis.RedisError as error:
             raise unavailable(self.where, error, doing) from None
 
+    @property
+    def _outbox(self) -> ReplyCache:
+        """The local disk cache for replies Redis missed."""
+        if self._outbox_cache is None:
+            self._outbox_cache = ReplyCache(str(self._outbox_dir), "use")
+        return self._outbox_cache
+
     def _push_outbox(self) -> int:
         """Send Redis the replies an earlier run kept locally when Redis was lost; returns how many."""
+        if not self._outbox_dir.exists():
+            return 0
         entries = list(self._outbox.entries())
         for start in range(0, len(entries), CHUNK):
             chunk = entries[start : start + CHUNK]
@@ -265,5 +281,6 @@ class RedisCache:
             held = list(self._held)
         for key in held:
             self.release(key)
-        self._outbox.close()
+        if self._outbox_cache is not None:
+            self._outbox_cache.close()
         self.client.close()
