@@ -11,6 +11,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import itertools
+import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -161,6 +162,7 @@ def _judge_all(
     failures = 0
     writer = output.VerdictWriter(out_dir, ensemble=len(judgings) > 1)
     executor = ThreadPoolExecutor(max_workers=config.max_concurrency, thread_name_prefix="judge")
+    stopping = threading.Event()  # ends the waits for calls that other processes sharing the cache are sending
     try:
         current: Item | None = None
         calls: list[tuple[Judging, Request, Pending]] = []
@@ -171,7 +173,8 @@ def _judge_all(
                 current, calls = item, []
                 while slots and (len(slots) >= window or _done(slots[0][1])):
                     failures += _finalise(config, *slots.popleft(), per_judge, combined, writer, progress)
-            calls.append((judging, request, _start(judging, request, key, hit, cache, inflight, executor)))
+            pending = _start(judging, request, key, hit, cache, inflight, executor, stopping)
+            calls.append((judging, request, pending))
         if current is not None:
             slots.append((current, calls))
         while slots:
@@ -181,6 +184,7 @@ def _judge_all(
         # Ctrl-C or a fatal error: drop queued calls, let in-flight ones land in the cache, keep nothing half-written.
         for judging in judgings:
             judging.backend.stop("the run stopped before this call was sent")  # no new attempt; sleeps end now
+        stopping.set()
         executor.shutdown(wait=True, cancel_futures=True)
         writer.abandon()
         raise
@@ -225,6 +229,7 @@ def _start(
     cache: ReplyStore,
     inflight: dict[str, Pending],
     executor: ThreadPoolExecutor,
+    stopping: threading.Event,
 ) -> Pending:
     """Answer a call from the cache, or run a free backend inline, or send it to a worker."""
     backend = judging.backend
@@ -248,15 +253,21 @@ def _start(
     if not judging.key_checked:
         backend.check_key()  # before the first call of this judge can be sent
         judging.key_checked = True
-    pending = Pending(future=executor.submit(_live_call, backend, request, key, cache))
+    pending = Pending(future=executor.submit(_live_call, backend, request, key, cache, stopping))
     inflight[key] = pending
     return pending
 
 
-LEASE_WAIT = 60.0  # seconds between two looks at a call another process is sending (its lease is renewed)
+LEASE_WAIT = 1.0  # seconds between two checks that the run goes on, while another process sends a call
 
 
-def _live_call(backend: Backend, request: Request, key: str, cache: ReplyStore) -> tuple[Reply, bool]:
+class RunStopped(Exception):
+    """The run stopped while this call was being sent by another process sharing the cache."""
+
+
+def _live_call(
+    backend: Backend, request: Request, key: str, cache: ReplyStore, stopping: threading.Event
+) -> tuple[Reply, bool]:
     """One paid call, stored the moment it arrives; (reply, True) when another process sharing the cache sent it.
 
     A call is sent only under its lease: if another process holds it, wait for that reply instead of paying
@@ -266,6 +277,8 @@ def _live_call(backend: Backend, request: Request, key: str, cache: ReplyStore) 
         found = cache.wait_for(key, LEASE_WAIT)
         if found is not None:
             return Reply.from_json(found), True
+        if stopping.is_set():
+            raise RunStopped("the run stopped while another process was sending this call")
     try:
         reply = backend.complete(request)
         cache.put(key, reply.to_json())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -239,3 +240,26 @@ def test_a_bundle_round_trip_disk_to_redis_and_back_replays_with_no_endpoint(
     assert judged(live) == judged(on_redis) == judged(on_disk)
     assert (cli.tmp_path / "run.gz").read_bytes() == (cli.tmp_path / "again.gz").read_bytes()
     assert 16 == on_disk.summary()["calls_cached"]
+
+
+def test_ctrl_c_while_waiting_for_another_process_s_call_stops_at_once(
+    cli: Cli, server: Any, redis_server: RedisServer
+) -> None:
+    """A run waiting for calls another process is sending stops on Ctrl-C within seconds, not when those end."""
+    judge = server(policy="hash", latency=30.0)
+    env = {"JUDGEBIAS_REDIS_URL": redis_server.url}
+    overrides = local(judge, "data.limit=1", "judge.timeout=120")
+    sender, _ = launch(cli, "sender", *overrides, f"cache.dir={cli.tmp_path / 'a'}", env=env)
+    deadline = time.monotonic() + 60
+    while requests(judge) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    waiter, waiter_dir = launch(cli, "waiter", *overrides, f"cache.dir={cli.tmp_path / 'b'}", env=env)
+    time.sleep(4)  # the waiter has started and found both calls leased
+    waiter.send_signal(signal.SIGINT)
+    started = time.monotonic()
+    stopped = finish(waiter, waiter_dir)
+    waited = time.monotonic() - started
+    sender.kill()
+    sender.communicate()
+    assert (130, 2) == (stopped.code, requests(judge)), stopped
+    assert waited < 10
