@@ -63,6 +63,11 @@ class CacheBackend(StrEnum):
     redis = "redis"  # a Redis server every process and node of a sweep can reach
 
 
+# `import` is a Python keyword: the functional form gives the member that name, so `judge.mode=import` composes.
+JudgeMode = StrEnum("JudgeMode", [("live", "live"), ("batch", "batch"), ("export", "export"), ("import", "import")])
+JudgeMode.__doc__ = "How a judge's missing calls are made (`judge.mode`): live, or by batch (docs/batch.md)."
+
+
 class ProgressMode(StrEnum):
     """When the progress line is drawn (`progress`)."""
 
@@ -98,6 +103,13 @@ class JudgeConfig:
     first_bias: float = 0.0  # scripted "noisy": probability of picking the first-shown answer regardless
     style_bias: float = 0.0  # scripted "formatted": probability of picking the more formatted answer regardless
     run: str | None = None  # replay: which recorded run (e.g. "repetition1"); null = the main run
+    # Batch mode (docs/batch.md); none of these enters the cache key: a reply is the same however it was fetched.
+    mode: JudgeMode = JudgeMode.live  # live | batch (Batch API) | export (write a batch file) | import (read one)
+    batch_size: int = 50_000  # lines per batch at most (OpenAI's limit; files are also kept under 200 MB)
+    batch_poll_seconds: float = 30.0  # seconds between status checks while waiting
+    batch_wait: bool = True  # false: submit, print how to collect, exit 75
+    batch_discount: float = 0.5  # batched calls cost this fraction of the live price
+    batch_file: str | None = None  # judge.mode=import: the OpenAI-format output file to load
 
 
 @dataclass

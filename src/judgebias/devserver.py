@@ -7,7 +7,8 @@ rate limits and faults (429, 500, hangs, reset connections, truncated replies, e
 switched on, deterministically, to exercise the client's retries and error handling.
 
 Endpoints: ``POST /v1/chat/completions``, ``GET /v1/models``, ``GET /v1/models/{id}``, ``GET /stats``
-(counters, as JSON) and ``POST /reset`` (zero the counters).
+(counters, as JSON) and ``POST /reset`` (zero the counters); the Batch API's files and batches are in
+:mod:`judgebias.devserver_batch`.
 
 Use it in-process with :func:`start_server`, or from a shell::
 
@@ -35,6 +36,8 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import FrameType, TracebackType
 from typing import Any, Final, cast
+
+from judgebias.devserver_batch import BatchApi, BatchOptions, add_batch_arguments, batch_options
 
 __all__ = [
     "POLICIES",
@@ -88,6 +91,7 @@ class ServerOptions:
     fault_seed: int = 0
     hang_seconds: float = 30.0
     fault_retry_after: float = 0.05
+    batch: BatchOptions = field(default_factory=BatchOptions)  # the Batch API's timing and faults
     host: str = "127.0.0.1"
     port: int = 0
 
@@ -156,6 +160,7 @@ class _State:
         self.lock = threading.Lock()
         self.stopping = threading.Event()
         self.started = int(time.time())
+        self.batch = BatchApi(options.batch, self.answer, options.allowed_models)
         self._zero()
 
     def _zero(self) -> None:
@@ -183,6 +188,19 @@ class _State:
             self._zero()
             self.in_flight = in_flight
 
+    def answer(self, request: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """A batch line's status and body: what the live endpoint answers the same request, without faults."""
+        model = request.get("model")
+        if not isinstance(request.get("messages"), list) or not isinstance(model, str) or not model:
+            return 400, {"error": {"message": "The body needs 'model' and a 'messages' list.", "code": None}}
+        if self.options.allowed_models and model not in self.options.allowed_models:
+            message = f"The model `{model}` does not exist or you do not have access to it."
+            return 404, {"error": {"message": message, "type": "invalid_request_error", "code": "model_not_found"}}
+        with self.lock:
+            self.serial += 1
+            serial = self.serial
+        return 200, _completion(request, _decide(request, self.options), self.options, serial, truncate=False)
+
     def snapshot(self) -> dict[str, Any]:
         """The counters as JSON-ready data (the same dict GET /stats returns)."""
         with self.lock:
@@ -200,6 +218,7 @@ class _State:
                 "in_flight": self.in_flight,
                 "max_in_flight": self.max_in_flight,
                 "other_requests": self.other_requests,
+                "batch": self.batch.stats(),
             }
 
 
@@ -271,7 +290,7 @@ class _Handler(BaseHTTPRequestHandler):
         if path == "/stats":
             self._send_json(200, self._server.state.snapshot())
         elif path.startswith("/v1/"):
-            self._v1_other(path, "GET")
+            self._v1_other(path, "GET", b"")
         else:
             self._send_error(404, f"Unknown path {path!r}.", "invalid_request_error", "not_found")
 
@@ -286,7 +305,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._server.state.reset()
             self._send_json(200, {"reset": True})
         elif path.startswith("/v1/"):
-            self._v1_other(path, "POST")
+            self._v1_other(path, "POST", body)
         else:
             self._send_error(404, f"Unknown path {path!r}.", "invalid_request_error", "not_found")
 
@@ -307,11 +326,15 @@ class _Handler(BaseHTTPRequestHandler):
             return None
         return self.rfile.read(length)
 
-    def _v1_other(self, path: str, method: str) -> None:
+    def _v1_other(self, path: str, method: str, body: bytes) -> None:
         state = self._server.state
         with state.lock:
             state.other_requests += 1
         if not self._authorized(count=False):
+            return
+        batch = state.batch.handle(method, path, self.headers.get("Content-Type", ""), body)
+        if batch is not None:
+            self._send_bytes(*batch)
             return
         ids = state.options.model_ids
         if method == "GET" and path == "/v1/models":
@@ -444,7 +467,7 @@ class _Handler(BaseHTTPRequestHandler):
         if fault == "phang" and state.stopping.wait(options.hang_seconds):
             return
 
-        reply = _decide(request, options, digest)
+        reply = _decide(request, options)
         payload = _completion(request, reply, options, serial, truncate=fault == "ptruncate")
         data = _dumps(payload)
         if fault == "preset":
@@ -580,7 +603,7 @@ def find_answers(prompt: str) -> tuple[tuple[str, str], tuple[str, str]] | None:
     return blocks[0], blocks[1]
 
 
-def _choose(options: ServerOptions, first: str, second: str, digest: bytes) -> int | None:
+def _choose(options: ServerOptions, first: str, second: str) -> int | None:
     """0 for the first-shown answer, 1 for the second, None for a tie, by the configured policy."""
     policy = options.policy
     if policy == "first":
@@ -591,14 +614,15 @@ def _choose(options: ServerOptions, first: str, second: str, digest: bytes) -> i
         return None
     if policy == "longer":
         return 1 if len(second) > len(first) else 0
-    if options.first_bias > 0 and _unit(b"first_bias", digest) < options.first_bias:
+    # Drawn from what is shown, not the request's bytes: a live call and a batch line get the same answer.
+    if options.first_bias > 0 and _unit(b"first_bias", first.encode(), second.encode()) < options.first_bias:
         return 0
     low, high = sorted((first, second))
     preferred = low if _unit(b"true", low.encode(), high.encode()) < 0.5 else high
     return 0 if preferred == first else 1
 
 
-def _decide(request: dict[str, Any], options: ServerOptions, digest: bytes = b"") -> _Reply:
+def _decide(request: dict[str, Any], options: ServerOptions) -> _Reply:
     """The judge's reply to a chat-completions request body under `options` (pure, deterministic)."""
     messages = [m for m in request.get("messages", ()) if isinstance(m, dict)]
     system = "\n".join(_text(m.get("content")) for m in messages if m.get("role") in ("system", "developer"))
@@ -608,7 +632,7 @@ def _decide(request: dict[str, Any], options: ServerOptions, digest: bytes = b""
         return _Reply(tuple(_WORD.findall(NO_ANSWERS_REPLY)))
     (label_1, text_1), (label_2, text_2) = answers
     labels = (label_1, label_2)
-    choice = _choose(options, text_1, text_2, digest)
+    choice = _choose(options, text_1, text_2)
     brackets = "[[A]]" in system
     tie_token = "C" if brackets else "tie"
     if choice is None:
@@ -772,6 +796,7 @@ def _parser() -> argparse.ArgumentParser:
     add("--fault-seed", type=int, default=0, help="seed of the deterministic fault draws")
     add("--hang-seconds", type=float, default=defaults.hang_seconds, help="how long a hang lasts")
     add("--fault-retry-after", type=float, default=defaults.fault_retry_after, help="Retry-After of p429")
+    add_batch_arguments(parser)
     return parser
 
 
@@ -779,6 +804,7 @@ def options_from_args(argv: Sequence[str] | None = None) -> ServerOptions:
     """ServerOptions from command-line flags (one flag per field)."""
     args = vars(_parser().parse_args(argv))
     args["allowed_models"] = tuple(args.pop("allowed_model"))
+    args["batch"] = batch_options(args)
     known = {f.name for f in fields(ServerOptions)}
     return ServerOptions(**{k: v for k, v in args.items() if k in known})
 

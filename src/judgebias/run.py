@@ -23,7 +23,7 @@ from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
 
 from judgebias.config import Config, register_schemas
 from judgebias.config_errors import HeldStderr, composition_message, held_stderr, unknown_key_message
-from judgebias.errors import SecretInConfig, UserError
+from judgebias.errors import BatchPending, SecretInConfig, UserError
 from judgebias.files import write_json
 from judgebias.redaction import REDACTED
 from judgebias.rundir import register_resolver
@@ -32,6 +32,7 @@ EXIT_CALLS_FAILED = 1
 EXIT_CRASHED = 1
 EXIT_USER_ERROR = 2
 EXIT_INTERRUPTED = 130
+EXIT_BATCH_PENDING = 75  # EX_TEMPFAIL: calls out as a batch (or an exported file), not collected; rerun to collect
 
 
 def to_config(cfg: DictConfig) -> Config:
@@ -80,6 +81,11 @@ def job(cfg: DictConfig) -> int:
         print(f"judgebias: error: {error}", file=sys.stderr)
         write_json(out_dir / "summary.json", _failure(cfg, str(error)))
         return EXIT_USER_ERROR
+    except BatchPending as pending:
+        print(f"judgebias: {pending}")
+        if multirun:
+            write_json(out_dir / "summary.json", _failure(cfg, str(pending)) | {"status": "pending"})
+        return EXIT_BATCH_PENDING
     except KeyboardInterrupt:
         print(
             "\njudgebias: interrupted: every reply received so far is in the cache; rerun the same command to resume",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from judgebias.config import BackendKind, Config, JudgeConfig, ProgressMode, Strategy, judges_of
+from judgebias.config import BackendKind, CacheMode, Config, JudgeConfig, JudgeMode, ProgressMode, Strategy, judges_of
 from judgebias.errors import SecretInConfig, UserError
 from judgebias.prompt import unknown_placeholders
 
@@ -36,6 +36,7 @@ def check_settings(config: Config) -> None:
         raise UserError(f"data.normalize.truncate_words={truncate} must be at least 1 (or null)")
     for judge in judges_of(config).values():
         check_judge(judge)
+        check_batch(judge, config.cache.mode)
     if not ENV_VAR_NAME.fullmatch(config.cache.url_env):
         # Most likely the URL itself, password and all: never echo it, and let the caller scrub it from the dumps.
         raise SecretInConfig(
@@ -59,6 +60,23 @@ def check_judge(judge: JudgeConfig) -> None:
             raise UserError(f"judge {judge.name!r}: judge.first_bias={judge.first_bias} must be within [0, 1]")
         if not 0.0 <= judge.style_bias <= 1.0:
             raise UserError(f"judge {judge.name!r}: judge.style_bias={judge.style_bias} must be within [0, 1]")
+
+
+def check_batch(judge: JudgeConfig, cache_mode: CacheMode) -> None:
+    """Batch modes need a judge whose replies are cached, and numbers in range."""
+    if judge.mode == JudgeMode.live:
+        return
+    where = f"judge {judge.name!r}: judge.mode={judge.mode}"
+    if judge.backend != BackendKind.openai:
+        raise UserError(f"{where} needs an OpenAI-compatible judge (backend=openai), not backend={judge.backend}")
+    if cache_mode in (CacheMode.off, CacheMode.only):
+        raise UserError(f"{where} fills the cache, so it needs cache.mode=use or refresh (not {cache_mode})")
+    if judge.batch_size < 1 or judge.batch_poll_seconds <= 0:
+        raise UserError(f"{where}: judge.batch_size must be >= 1 and judge.batch_poll_seconds > 0")
+    if not 0.0 <= judge.batch_discount <= 1.0:
+        raise UserError(f"{where}: judge.batch_discount={judge.batch_discount} must be within [0, 1] (0.5: half price)")
+    if judge.mode == JudgeMode["import"] and not judge.batch_file:
+        raise UserError(f"{where} needs judge.batch_file=PATH (the batch's output file)")
 
 
 def _check_openai(judge: JudgeConfig) -> None:

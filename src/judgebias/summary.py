@@ -6,6 +6,7 @@ The ensemble's merged rows are computed once per run (`combined_rows`) and share
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import Any, cast
 
 from judgebias.config import Config, judges_of
@@ -54,6 +55,7 @@ def build_summary(
     notes: list[str],
     failures: int,
     elapsed: float,
+    batches: Sequence[dict[str, Any]] = (),
 ) -> Summary:
     """summary.json: the run's identity, then every figure, then cost and notes."""
     judges = judges_of(config)
@@ -74,6 +76,8 @@ def build_summary(
         for row in per_judge[name]:
             for call in row.calls:
                 amount = call.prompt_tokens * price_in + call.completion_tokens * price_out
+                if call.batched:
+                    amount *= judge.batch_discount
                 if call.cached:
                     saved += amount
                 else:
@@ -81,6 +85,8 @@ def build_summary(
                 if call.model:
                     models.add(call.model)
     consistency_note = summary.get("position_consistency_note")
+    summary["calls_batched"] = sum(call.batched for rows in per_judge.values() for row in rows for call in row.calls)
+    summary["batches"] = list(batches)
     summary["cost_usd"] = round(cost, 6)
     summary["saved_usd"] = round(saved, 6)
     summary["models_reported"] = sorted(models)

@@ -52,6 +52,12 @@ def _sdk() -> Any:
     return openai
 
 
+def api_error() -> type[Exception]:
+    """The SDK's base class of every API error (status, connection, timeout), to catch them without importing it."""
+    error: type[Exception] = _sdk().APIError
+    return error
+
+
 class OpenAIJudge(Backend):
     """A judge behind an OpenAI-compatible chat-completions endpoint."""
 
@@ -91,6 +97,10 @@ class OpenAIJudge(Backend):
                 f"judge {self.config.name!r} needs {name} in the environment (or run judge=longer offline, "
                 f"or rerun from a warm cache)"
             )
+
+    def client(self) -> Any:
+        """The SDK client for this endpoint (made on first use), e.g. for the Batch API."""
+        return self._openai()
 
     def _openai(self) -> Any:
         with self._lock:

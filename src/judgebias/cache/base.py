@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import Any, Protocol
 
 from judgebias.ratelimit import Fleet
@@ -12,6 +13,7 @@ class ReplyStore(Protocol):
     """Replies by key; `claim`/`release`/`wait_for` let processes sharing the store pay once for a call."""
 
     mode: str  # use | refresh | off | only
+    directory: Path  # this machine's cache folder (cache.dir): the disk cache, or the Redis store's local outbox
 
     def get(self, key: str) -> dict[str, Any] | None:
         """The stored reply, or None on a miss."""

@@ -92,7 +92,8 @@ class RedisCache:
         self.mode = mode
         self.lease_seconds = lease_seconds
         self.client, self.where = connect(url_env)
-        self._outbox_dir = Path(directory).expanduser() / OUTBOX
+        self.directory = Path(directory).expanduser()  # this node's folder: the outbox, and batch records
+        self._outbox_dir = self.directory / OUTBOX
         self._outbox_cache: ReplyCache | None = None  # opened only when there is something to keep or push
         self._token = uuid.uuid4().hex  # this process's mark on the leases it holds
         self._held: set[str] = set()
