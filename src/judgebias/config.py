@@ -76,6 +76,22 @@ class ProgressMode(StrEnum):
     off = "off"
 
 
+class TokenBudgetParam(StrEnum):
+    """The request body field that carries `judge.max_tokens` (`judge.max_tokens_param`)."""
+
+    max_tokens = "max_tokens"  # chat models, most OpenAI-compatible servers
+    max_completion_tokens = "max_completion_tokens"  # OpenAI's reasoning models (and every OpenAI model since)
+
+
+class ReasoningEffort(StrEnum):
+    """How much a reasoning model thinks before it answers (`judge.reasoning_effort`)."""
+
+    minimal = "minimal"
+    low = "low"
+    medium = "medium"
+    high = "high"
+
+
 @dataclass
 class JudgeConfig:
     """One judge: which backend answers the calls, and every setting that can change its reply."""
@@ -85,15 +101,20 @@ class JudgeConfig:
     model: str | None = None  # model id sent to an OpenAI-compatible endpoint
     base_url: str | None = None  # null = OpenAI's own endpoint
     api_key_env: str | None = "OPENAI_API_KEY"  # env var holding the key, read at call time; null = no key
-    temperature: float = 0.0
-    max_tokens: int = 16
-    seed: int | None = 0
-    top_p: float | None = None
+    temperature: float | None = 0.0  # null = not sent (reasoning models refuse anything but their default)
+    max_tokens: int | None = 16  # the reply's token budget (hidden reasoning tokens included); null = not sent
+    max_tokens_param: TokenBudgetParam = TokenBudgetParam.max_tokens  # the body field carrying max_tokens
+    seed: int | None = 0  # null = not sent
+    top_p: float | None = None  # null = not sent
     logprobs: bool = False  # ask for label log-probabilities (soft verdicts); part of the cache key
+    reasoning_effort: ReasoningEffort | None = None  # reasoning models only; part of the cache key; null = not sent
+    extra_body: dict[str, Any] = field(default_factory=dict)  # provider-specific body fields; part of the cache key
+    extra_headers: dict[str, str] = field(default_factory=dict)  # header -> NAME of the env var holding its value
     timeout: float = 60.0  # seconds per request; not part of the cache key
     max_retries: int = 6  # attempts after the first; not part of the cache key
-    retry_backoff: float = 0.5  # first exponential backoff in seconds (a server's Retry-After takes precedence)
+    retry_backoff: float = 0.5  # first exponential backoff in seconds (a server's announced wait takes precedence)
     retry_backoff_max: float = 30.0
+    max_wait: float = 300.0  # seconds of long announced waits (e.g. a per-minute window) one call waits out
     requests_per_minute: float | None = None  # client-side quota, so a run stays under a known limit
     tokens_per_minute: float | None = None
     price_input_per_mtok: float = 0.0  # USD per million prompt tokens

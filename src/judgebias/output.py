@@ -225,7 +225,7 @@ def dry_run_estimate(
         entry["prompt_tokens_est"] += tokens
         cost = (
             tokens * judging.config.price_input_per_mtok
-            + judging.config.max_tokens * judging.config.price_output_per_mtok
+            + (judging.config.max_tokens or 0) * judging.config.price_output_per_mtok
         ) / 1e6
         entry["cost_usd_est"] += cost
         entry["cost_usd_est_batch"] += cost * judging.config.batch_discount

@@ -246,5 +246,7 @@ class Summary(TypedDict, total=False):
     normalization: dict[str, Any]
     labels: str
     failed_calls: int
+    retries: int  # requests retried (live judges)
+    timeouts: int  # of those, retried after a client-side timeout: possibly billed twice
     judging_seconds: float
     notes: list[str]

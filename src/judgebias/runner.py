@@ -116,7 +116,17 @@ def run_experiment(config: Config, out_dir: Path, *, echo: Callable[[str], None]
         cache.close()
     if used:
         write_json(out_dir / RUN_KEYS, run_record(_paid_judges(judgings), used))
-    summary = build_summary(config, per_judge, combined, notes, failures, elapsed, prefilled.batches)
+    summary = build_summary(
+        config,
+        per_judge,
+        combined,
+        notes + [note for judging in judgings for note in judging.backend.notes()],
+        failures,
+        elapsed,
+        prefilled.batches,
+        retries=sum(judging.backend.retries for judging in judgings),
+        timeouts=sum(judging.backend.timeouts for judging in judgings),
+    )
     output.write_run(out_dir, config, summary, ratings_for(combined, config))
     echo(output.format_summary(summary))
     return summary

@@ -56,8 +56,15 @@ def build_summary(
     failures: int,
     elapsed: float,
     batches: Sequence[dict[str, Any]] = (),
+    *,
+    retries: int = 0,
+    timeouts: int = 0,
 ) -> Summary:
-    """summary.json: the run's identity, then every figure, then cost and notes."""
+    """summary.json: the run's identity, then every figure, then cost and notes.
+
+    `retries` counts every retried request of the live judges; `timeouts` those retried after a client-side
+    timeout, which the endpoint may have answered and billed as well.
+    """
     judges = judges_of(config)
     identity: dict[str, Any] = {
         "status": "errors" if failures else "ok",
@@ -93,6 +100,8 @@ def build_summary(
     summary["normalization"] = dataclasses.asdict(config.data.normalize)
     summary["labels"] = str(config.rubric.labels)
     summary["failed_calls"] = failures
+    summary["retries"] = retries
+    summary["timeouts"] = timeouts
     summary["judging_seconds"] = round(elapsed, 3)
     summary["notes"] = notes + ([consistency_note] if consistency_note else [])
     return summary
