@@ -38,6 +38,7 @@ class VerdictWriter:
         self.final = out_dir / "verdicts.jsonl"
         self.partial = out_dir / "verdicts.jsonl.part"
         self.ensemble = ensemble
+        self.lines = 0
         self.file = self.partial.open("w", encoding="utf-8")
 
     def write(self, item: Item, rows: dict[str, ItemResult], combined: ItemResult) -> None:
@@ -48,6 +49,7 @@ class VerdictWriter:
             line = verdict_line(item, combined, with_calls=False)
             line["judges"] = {name: _judge_fields(row) for name, row in rows.items()}
         self.file.write(json.dumps(line, ensure_ascii=False) + "\n")
+        self.lines += 1
 
     def commit(self) -> None:
         """The run completed: the file becomes verdicts.jsonl."""
@@ -55,8 +57,10 @@ class VerdictWriter:
         os.replace(self.partial, self.final)
 
     def abandon(self) -> None:
-        """The run stopped early: keep what was decided in verdicts.jsonl.part."""
+        """The run stopped early: keep what was decided in verdicts.jsonl.part (no file when nothing was)."""
         self.file.close()
+        if not self.lines:
+            self.partial.unlink(missing_ok=True)
 
 
 def verdict_line(item: Item, row: ItemResult, *, with_calls: bool = True) -> VerdictLine:
@@ -131,7 +135,7 @@ def write_run(out_dir: Path, config: Config, summary: Summary, ratings: list[dic
     if config.report:
         from judgebias.report import write_report  # its template machinery only when a report is wanted
 
-        write_report(out_dir, cast(dict[str, Any], summary), ratings)  # until the report reads Summary itself
+        write_report(out_dir, summary, ratings)
 
 
 def write_ratings(path: Path, ratings: Iterable[dict[str, Any]]) -> None:
