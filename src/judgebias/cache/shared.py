@@ -160,15 +160,17 @@ class RedisCache:
         """The stored replies among `keys` (misses are absent), one MGET per few hundred keys."""
         if self.mode in ("refresh", "off") or not keys:
             return {}
-        found: dict[str, dict[str, Any]] = {}
+        return dict(self._stored(keys))
+
+    def _stored(self, keys: list[str]) -> Iterator[tuple[str, dict[str, Any]]]:
+        """(key, value) for each of `keys` that holds a readable reply, in order, one MGET per few hundred keys."""
         for start in range(0, len(keys), CHUNK):
             chunk = keys[start : start + CHUNK]
             texts = self._mget(chunk)
             for key, text in zip(chunk, texts, strict=True):
                 value = ReplyCache._decode(self._text(text))
                 if value is not None:
-                    found[key] = value
-        return found
+                    yield key, value
 
     def _mget(self, keys: list[str]) -> list[Any]:
         """The stored texts of `keys` (None where missing), in one round trip."""
@@ -251,13 +253,7 @@ class RedisCache:
     def entries(self) -> Iterator[tuple[str, dict[str, Any]]]:
         """Every stored reply as (key, value), in key order."""
         keys = sorted(self._text(k) or "" for k in self._scan())
-        for start in range(0, len(keys), CHUNK):
-            chunk = keys[start : start + CHUNK]
-            texts = self._mget(chunk)
-            for key, text in zip(chunk, texts, strict=True):
-                value = ReplyCache._decode(self._text(text))
-                if value is not None:
-                    yield key, value
+        yield from self._stored(keys)
 
     def _scan(self) -> list[bytes]:
         """Every reply key without its prefix."""
