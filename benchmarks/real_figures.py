@@ -110,15 +110,22 @@ def table(root: Path, resamples: int, seed: int) -> str:
     return "\n".join(lines)
 
 
-def main() -> int:
-    """Print the table for the shared data, or say where the data were looked for."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def start(doc: str) -> tuple[argparse.Namespace, Path | None]:
+    """The --resamples and --seed options and the shared data folder (None, said on stderr, when not found)."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     root = data_root()
     if root is None:
         print("shared data not found: set JUDGEBIAS_DATA_ROOT to the shared/data folder", file=sys.stderr)
+    return args, root
+
+
+def main() -> int:
+    """Print the table for the shared data, or say where the data were looked for."""
+    args, root = start(__doc__)
+    if root is None:
         return 1
     print(table(root, args.resamples, args.seed))
     print()

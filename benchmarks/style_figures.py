@@ -14,7 +14,6 @@ the more formatted answer on the same items, the baseline a judge's styled_wins 
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import sys
 from pathlib import Path
@@ -23,7 +22,7 @@ from typing import Any
 from judgebias.metrics import summarize
 from judgebias.record import ItemResult
 from judgebias.style import style_of
-from real_figures import DATASETS, data_root, read_jsonl, results_by_judge
+from real_figures import DATASETS, fmt, read_jsonl, results_by_judge, start, with_ci
 
 HUMANS = "(human label)"
 CALLS = {"1": ("A", "B"), "2": ("B", "A"), "tie": ("tie", "tie")}
@@ -55,19 +54,6 @@ def styled_results(folder: Path) -> dict[str, list[ItemResult]]:
             for r in labelled
         ]
     return out
-
-
-def fmt(value: float | None) -> str:
-    """A figure with three decimals, or an en dash when it does not exist."""
-    return "–" if value is None else f"{value:.3f}"
-
-
-def with_ci(summary: dict[str, Any], name: str) -> str:
-    """A figure followed by its 95% bootstrap interval."""
-    value, interval = summary.get(name), summary["ci"].get(name)
-    if value is None:
-        return "–"
-    return f"{value:.3f} [{interval[0]:.3f}, {interval[1]:.3f}]" if interval else fmt(value)
 
 
 def coefficients(summary: dict[str, Any]) -> str:
@@ -117,13 +103,8 @@ def formatting_differs(root: Path) -> str:
 
 def main() -> int:
     """Print the table for the shared data, or say where the data were looked for."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--resamples", type=int, default=1000)
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
-    root = data_root()
+    args, root = start(__doc__)
     if root is None:
-        print("shared data not found: set JUDGEBIAS_DATA_ROOT to the shared/data folder", file=sys.stderr)
         return 1
     print(table(root, args.resamples, args.seed))
     print()
