@@ -150,7 +150,7 @@ def stacked_bars(bars: Sequence[Bar], segments: Sequence[tuple[str, str]], *, ti
         height=row_h * len(bars) + 24,
         label_w=label_w,
         bar_w=bar_w,
-        ticks=[Tick(_r(label_w + bar_w * t / 100), f"{t}%") for t in TICKS],
+        ticks=_ticks(label_w, bar_w),
         rows=rows,
     )
 
@@ -177,7 +177,7 @@ def interval_plot(points: Sequence[Point], *, title: str, reference: float | Non
         height=row_h * len(points) + 30,
         label_w=label_w,
         plot_w=plot_w,
-        ticks=[Tick(_r(label_w + plot_w * t / 100), f"{t}%") for t in TICKS],
+        ticks=_ticks(label_w, plot_w),
         reference_x=None if reference is None else _r(label_w + plot_w * float(reference)),
         rows=rows,
     )
@@ -191,6 +191,11 @@ def clamp(value: float) -> float:
 def shorten(text: str, limit: int = LABEL_CHARS) -> str:
     """The text cut to `limit` characters with an ellipsis."""
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _ticks(left: int, width: int) -> list[Tick]:
+    """The 0–100% axis marks of a plot `width` pixels wide starting `left` pixels in."""
+    return [Tick(_r(left + width * t / 100), f"{t}%") for t in TICKS]
 
 
 def _r(value: float) -> float:
