@@ -18,6 +18,7 @@ from typing import Any
 
 from judgebias.errors import UserError
 from judgebias.item import Item
+from judgebias.jsonl import json_lines
 from judgebias.style import strip_markdown as plain_text
 from judgebias.style import style_of
 
@@ -92,6 +93,15 @@ def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         raise UserError(f"{path}: no such data file (check data.path and data.root)") from None
     except IsADirectoryError:
         raise UserError(f"{path}: is a folder, not a JSONL data file (check data.path)") from None
+    for number, record in json_lines(_text_lines(raw, path), path, column=True):
+        if not isinstance(record, dict):
+            raise UserError(f"{path}:{number}: expected a JSON object, got {type(record).__name__}")
+        _check_encodable(record, path, number)
+        yield number, record
+
+
+def _text_lines(raw: bytes, path: Path) -> Iterator[str]:
+    """Each line of the file as text (a UTF-8 byte order mark allowed at the start), decoded as it is read."""
     for number, line in enumerate(raw.split(b"\n"), start=1):
         try:
             text = line.decode("utf-8-sig" if number == 1 else "utf-8")
@@ -99,16 +109,7 @@ def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             raise UserError(
                 f"{path}:{number}: not UTF-8 text (byte {error.start + 1}): save the file as UTF-8"
             ) from None
-        if not text.strip():
-            continue
-        try:
-            record = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise UserError(f"{path}:{number}: not valid JSON ({error.msg} at column {error.colno})") from None
-        if not isinstance(record, dict):
-            raise UserError(f"{path}:{number}: expected a JSON object, got {type(record).__name__}")
-        _check_encodable(record, path, number)
-        yield number, record
+        yield text
 
 
 def _check_encodable(record: dict[str, Any], path: Path, number: int) -> None:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from judgebias.backends.base import Backend
 from judgebias.config import JudgeConfig
 from judgebias.errors import UserError
 from judgebias.item import Item
+from judgebias.jsonl import json_lines
 from judgebias.record import Reply, Request
 
 
@@ -25,13 +25,7 @@ class ReplayJudge(Backend):
             lines = judgments.read_text(encoding="utf-8").splitlines()
         except FileNotFoundError:
             raise UserError(f"{judgments}: no such judgments file (check data.judgments and data.root)") from None
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise UserError(f"{judgments}:{number}: not valid JSON ({error.msg})") from None
+        for number, row in json_lines(lines, judgments):
             names.add(row.get("judge"))
             if row.get("judge") != config.name or (config.run is not None and row.get("run") != config.run):
                 continue
