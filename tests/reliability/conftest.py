@@ -11,12 +11,14 @@ from typing import Any
 
 import diskcache
 from hydra import compose, initialize_config_module
+from omegaconf import OmegaConf
 
 from judgebias.cache import TextOnlyDisk
-from judgebias.config import Config, register_schemas
+from judgebias.config import Config, RubricConfig, register_schemas
 from judgebias.devserver import RunningServer
 from judgebias.run import to_config
 from judgebias.runner import run_experiment
+from tests.conftest import REPO
 
 KEY_ENV = "JUDGEBIAS_RELIABILITY_KEY"
 KEY = {KEY_ENV: "sk-reliability-test-key"}
@@ -45,6 +47,16 @@ def local(url: str, *more: str) -> list[str]:
         "progress=off",
         *more,
     ]
+
+
+def shipped_rubric(name: str) -> RubricConfig:
+    """A shipped rubric option as the schema composes it (the YAML states only what differs from the defaults)."""
+    node = OmegaConf.merge(
+        OmegaConf.structured(RubricConfig), OmegaConf.load(REPO / "conf" / "rubric" / f"{name}.yaml")
+    )
+    rubric = OmegaConf.to_object(node)
+    assert isinstance(rubric, RubricConfig)
+    return rubric
 
 
 def config_of(*overrides: str) -> Config:

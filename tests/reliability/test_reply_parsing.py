@@ -6,25 +6,13 @@ import time
 from typing import Any
 
 import pytest
-from omegaconf import OmegaConf
 
-from judgebias.config import RubricConfig
 from judgebias.item import Item
 from judgebias.parsing import parse_reply
 from judgebias.prompt import render_messages, shown
-from tests.conftest import REPO
+from tests.reliability.conftest import shipped_rubric
 
 pytestmark = pytest.mark.reliability
-
-
-def shipped_rubric(name: str) -> RubricConfig:
-    """A shipped rubric option as the schema composes it (the YAML states only what differs from the defaults)."""
-    node = OmegaConf.merge(
-        OmegaConf.structured(RubricConfig), OmegaConf.load(REPO / "conf" / "rubric" / f"{name}.yaml")
-    )
-    rubric = OmegaConf.to_object(node)
-    assert isinstance(rubric, RubricConfig)
-    return rubric
 
 
 def prompt(rubric: str) -> tuple[str, str]:
