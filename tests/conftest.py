@@ -111,3 +111,15 @@ def write_items(path: Path, items: list[dict[str, Any]]) -> Path:
     """Write a JSONL dataset for a test."""
     path.write_text("".join(json.dumps(item, ensure_ascii=False) + "\n" for item in items), encoding="utf-8")
     return path
+
+
+def local_judge(server: Any, *more: str) -> tuple[str, ...]:
+    """Overrides for the `local` judge at a test server: no key, quick retries, no report, then `more`."""
+    return (
+        "judge=local",
+        f"judge.base_url={server.url}",
+        "judge.api_key_env=null",
+        "judge.retry_backoff=0.01",
+        "report=false",
+        *more,
+    )

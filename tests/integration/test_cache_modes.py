@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import REPO, Cli
+from tests.conftest import REPO, Cli, local_judge
 
 pytestmark = pytest.mark.slow
 
@@ -19,16 +19,7 @@ CALLS = 2 * ITEMS
 
 def local(server: Any, *more: str) -> tuple[str, ...]:
     """Overrides for the `local` judge pointed at a test server: a few items, quick intervals, no report."""
-    return (
-        "judge=local",
-        f"judge.base_url={server.url}",
-        "judge.api_key_env=null",
-        "judge.retry_backoff=0.01",
-        f"data.limit={ITEMS}",
-        "bootstrap.resamples=200",
-        "report=false",
-        *more,
-    )
+    return local_judge(server, f"data.limit={ITEMS}", "bootstrap.resamples=200", *more)
 
 
 def requests(server: Any) -> int:

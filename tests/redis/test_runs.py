@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import Cli, Result
+from tests.conftest import Cli, Result, local_judge
 
 from .conftest import RedisServer, free_port
 
@@ -21,16 +21,7 @@ pytestmark = [pytest.mark.redis, pytest.mark.slow]
 
 def local(server: Any, *more: str) -> tuple[str, ...]:
     """Overrides for the `local` judge pointed at a test server, the Redis backend, quick intervals, no report."""
-    return (
-        "judge=local",
-        f"judge.base_url={server.url}",
-        "judge.api_key_env=null",
-        "judge.retry_backoff=0.01",
-        "cache.backend=redis",
-        "bootstrap.resamples=50",
-        "report=false",
-        *more,
-    )
+    return local_judge(server, "cache.backend=redis", "bootstrap.resamples=50", *more)
 
 
 def requests(server: Any) -> int:
