@@ -49,6 +49,15 @@ def finish(process: subprocess.Popen[str], run_dir: Path) -> Result:
     return Result(process.returncode, out, err, run_dir)
 
 
+def together(cli: Cli, runs: list[tuple[str, ...]], *, env: dict[str, str]) -> list[Result]:
+    """Start one run per list of overrides at once, run N with its own run folder and cache.dir (node N); wait."""
+    started = [
+        launch(cli, f"run{n}", *overrides, f"cache.dir={cli.tmp_path / f'node{n}'}", env=env)
+        for n, overrides in enumerate(runs)
+    ]
+    return [finish(*run) for run in started]
+
+
 def judged(result: Result) -> list[dict[str, Any]]:
     """The verdict lines without the flags that say whether each call was answered from the cache."""
     return [{k: v for k, v in line.items() if k not in ("cached1", "cached2")} for line in result.verdicts()]
@@ -82,17 +91,14 @@ def test_four_processes_hold_one_requests_per_minute_quota(cli: Cli, server: Any
     """Four runs at judge.requests_per_minute=1200 sharing a Redis send about 20 requests per second together."""
     judge = server(policy="hash")
     env = {"JUDGEBIAS_REDIS_URL": redis_server.url}
-    runs = [
-        launch(
-            cli,
-            f"run{n}",
-            *local(judge, "data.limit=12", f"judge.seed={n}", "judge.requests_per_minute=1200", "max_concurrency=8"),
-            f"cache.dir={cli.tmp_path / f'node{n}'}",
-            env=env,
-        )
-        for n in range(4)
-    ]
-    results = [finish(*run) for run in runs]
+    results = together(
+        cli,
+        [
+            local(judge, "data.limit=12", f"judge.seed={n}", "judge.requests_per_minute=1200", "max_concurrency=8")
+            for n in range(4)
+        ],
+        env=env,
+    )
     assert [0] * 4 == [result.code for result in results], results
     arrivals = sorted(event["arrived"] for event in judge.timeline())
     assert 96 == len(arrivals)
@@ -107,17 +113,7 @@ def test_two_processes_needing_the_same_calls_at_once_pay_once(
     """Two identical runs started together send each call once; both finish with the same verdicts."""
     judge = server(policy="hash", latency=0.4)
     env = {"JUDGEBIAS_REDIS_URL": redis_server.url}
-    runs = [
-        launch(
-            cli,
-            f"run{n}",
-            *local(judge, "data.limit=16", "max_concurrency=4"),
-            f"cache.dir={cli.tmp_path / f'n{n}'}",
-            env=env,
-        )
-        for n in range(2)
-    ]
-    results = [finish(*run) for run in runs]
+    results = together(cli, [local(judge, "data.limit=16", "max_concurrency=4")] * 2, env=env)
     assert (0, 0) == (results[0].code, results[1].code), results
     assert 32 == requests(judge)
     assert 32 == sum(result.summary()["calls_live"] for result in results)
