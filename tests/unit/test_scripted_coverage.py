@@ -16,6 +16,15 @@ from judgebias.runner import item_result
 RUBRIC = RubricConfig(name="default", system="s", user="u")
 
 
+def both_orders(judge: ScriptedJudge, item: Item) -> ItemResult:
+    """The item's row as the runner builds it from the judge's replies in both orders (label parser)."""
+    calls = []
+    for order in (1, 2):
+        reply = judge.complete(Request(item, shown(item, order, "letters"), []))
+        calls.append(CallResult(parse_reply(reply.text, style="label"), reply.text, False))
+    return item_result(item, calls)
+
+
 def judged(run: int, n: int, p: float, q: float) -> list[ItemResult]:
     """n items (a better with probability p) judged in both orders by the scripted noisy judge (first_bias q)."""
     judge = ScriptedJudge(JudgeConfig(backend="scripted", name="noisy", strategy="noisy", first_bias=q), RUBRIC)
@@ -23,11 +32,7 @@ def judged(run: int, n: int, p: float, q: float) -> list[ItemResult]:
     rows = []
     for index in range(n):
         item = Item(f"run{run}-{index}", "Q", "a", "b", human="1" if rng.random() < p else "2")
-        calls = []
-        for order in (1, 2):
-            reply = judge.complete(Request(item, shown(item, order, "letters"), []))
-            calls.append(CallResult(parse_reply(reply.text, style="label"), reply.text, False))
-        rows.append(item_result(item, calls))
+        rows.append(both_orders(judge, item))
     return rows
 
 

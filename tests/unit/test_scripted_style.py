@@ -6,15 +6,12 @@ import random
 from typing import Any
 
 from judgebias.backends.scripted import ScriptedJudge
-from judgebias.config import JudgeConfig, RubricConfig
+from judgebias.config import JudgeConfig
 from judgebias.item import Item
 from judgebias.metrics import summarize
-from judgebias.parsing import parse_reply
-from judgebias.prompt import shown
-from judgebias.record import CallResult, ItemResult, Request
-from judgebias.runner import item_result
+from judgebias.record import ItemResult
+from tests.unit.test_scripted_coverage import RUBRIC, both_orders
 
-RUBRIC = RubricConfig(name="default", system="s", user="u")
 FORMATTED = "## Answer\n\n- point one\n- point two\n\n**Done.**"
 PLAIN = "Answer: point one, and also point two. Done now."  # as many words as FORMATTED
 FILLER = " More words that neither judge reads."
@@ -32,11 +29,7 @@ def judged(judge: ScriptedJudge, run: int, n: int, p: float) -> list[ItemResult]
         a, b = (FORMATTED, PLAIN) if draw < 0.55 else (PLAIN, FORMATTED) if draw < 0.7 else (PLAIN, PLAIN)
         a, b = a + FILLER * rng.randint(0, 2), b + FILLER * rng.randint(0, 2)
         item = Item(f"run{run}-{index}", "Q", a, b, human="1" if rng.random() < p else "2")
-        calls = []
-        for order in (1, 2):
-            reply = judge.complete(Request(item, shown(item, order, "letters"), []))
-            calls.append(CallResult(parse_reply(reply.text, style="label"), reply.text, False))
-        rows.append(item_result(item, calls))
+        rows.append(both_orders(judge, item))
     return rows
 
 
@@ -87,10 +80,5 @@ def test_formatted_judge_sees_only_what_is_shown() -> None:
     judge = ScriptedJudge(JudgeConfig(backend="scripted", name="f", strategy="formatted", style_bias=1.0), RUBRIC)
     formatted = Item("x", "Q", PLAIN, FORMATTED, human="1")
     plain = Item("x", "Q", PLAIN, PLAIN, human="1")
-    verdicts = []
-    for item in (formatted, plain):
-        calls = [judge.complete(Request(item, shown(item, order, "letters"), [])) for order in (1, 2)]
-        verdicts.append(
-            item_result(item, [CallResult(parse_reply(r.text, style="label"), r.text, False) for r in calls])
-        )
+    verdicts = [both_orders(judge, item) for item in (formatted, plain)]
     assert ["2", "1"] == [row.verdict for row in verdicts]
