@@ -10,23 +10,11 @@ import pytest
 from judgebias.metrics import NO_STYLE_NOTE, bradley_terry_ratings, summarize
 from judgebias.record import ItemResult
 from judgebias.style import Style
-from judgebias.verdict import is_consistent, reconcile
+from tests.unit.test_metrics import row
 
 PLAIN = Style()
 LISTED = Style(list_items=4)
 BOLD = Style(bold=2)
-
-
-def row(call1: str, call2: str | None, id: str, **fields: Any) -> ItemResult:
-    """One judge's row as the runner builds it: verdict and consistency from the two positional calls."""
-    return ItemResult(
-        id=id,
-        verdict=reconcile(call1, call2),
-        call1=call1,
-        call2=call2,
-        consistent=is_consistent(call1, call2),
-        **fields,
-    )
 
 
 def groups(
