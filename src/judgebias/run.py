@@ -21,9 +21,11 @@ from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
 
+from judgebias.clusterlog import summarise_sacct_warnings
 from judgebias.config import Config, register_schemas
 from judgebias.errors import SecretInConfig, UserError
 from judgebias.output import write_json
+from judgebias.termination import Stopped, stop_on_sigterm
 
 EXIT_CALLS_FAILED = 1
 EXIT_CRASHED = 1
@@ -69,13 +71,19 @@ def job(cfg: DictConfig) -> int:
     for noisy in ("httpx2", "httpx", "openai"):  # one INFO line per request would bury the summary
         logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
-        summary = run_experiment(to_config(cfg), out_dir)
+        with stop_on_sigterm():
+            summary = run_experiment(to_config(cfg), out_dir)
     except UserError as error:
         if isinstance(error, SecretInConfig):
             scrub(out_dir, error.secret)
         print(f"judgebias: error: {error}", file=sys.stderr)
         write_json(out_dir / "summary.json", _failure(cfg, str(error)))
         return EXIT_USER_ERROR
+    except Stopped:
+        reason = "stopped by SLURM (scancel or the time limit) before it finished"
+        print(f"judgebias: {reason}: every reply received so far is in the cache; rerun to resume", file=sys.stderr)
+        write_json(out_dir / "summary.json", _failure(cfg, reason))
+        return EXIT_CALLS_FAILED if HydraConfig.get().mode == RunMode.MULTIRUN else EXIT_INTERRUPTED
     except KeyboardInterrupt:
         print(
             "\njudgebias: interrupted: every reply received so far is in the cache; rerun the same command to resume",
@@ -140,6 +148,7 @@ def _entry(cfg: DictConfig) -> None:
 def main() -> None:
     """Console entry point (also `python -m judgebias.run`)."""
     register_schemas()
+    summarise_sacct_warnings()
     try:
         _entry()
     except SystemExit as stop:
