@@ -40,12 +40,12 @@ class SacctWarnings(logging.Filter):
         return False
 
 
-def summarise_sacct_warnings() -> SacctWarnings:
-    """Install the filter on submitit's logger (once; before or after submitit configures it)."""
+def summarise_sacct_warnings(stream: TextIO | None = None) -> SacctWarnings:
+    """Install the filter on submitit's logger (once; before or after submitit configures it); NOTICE to `stream`."""
     logger = logging.getLogger("submitit")
     for installed in logger.filters:
         if isinstance(installed, SacctWarnings):
             return installed
-    warnings = SacctWarnings()
+    warnings = SacctWarnings(stream)
     logger.addFilter(warnings)
     return warnings

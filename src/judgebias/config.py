@@ -67,7 +67,9 @@ class DataConfig:
 
     name: str = MISSING
     path: str = MISSING  # JSONL file; relative paths resolve against `root` (or the launch directory)
-    root: str | None = None  # data root folder; the shared sets default to $JUDGEBIAS_DATA_ROOT
+    root: str | None = (
+        None  # "embedded" (in the package), "shared" ($JUDGEBIAS_DATA_ROOT), a folder, or null (launch folder)
+    )
     judgments: str | None = None  # recorded judge replies for judge=replay (JSONL beside the items)
     limit: int | None = None  # judge only the first N items
     normalize: NormalizeConfig = field(default_factory=NormalizeConfig)

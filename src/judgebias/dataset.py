@@ -20,30 +20,50 @@ from judgebias.item import Item
 
 HUMAN_LABELS = ("1", "2", "tie")
 EMBEDDED = "embedded"  # data.root value for datasets shipped inside the package
+SHARED = "shared"  # data.root value for the shared datasets under $JUDGEBIAS_DATA_ROOT
+SHARED_ROOT_ENV = "JUDGEBIAS_DATA_ROOT"
 FENCED = re.compile(r"\A```[^\n]*\n(.*?)\n?```\Z", re.DOTALL)
 
 
 def resolve_path(path: str, root: str | None) -> Path:
-    """Where a dataset file is: in the package for root=embedded, under `root` when given, else as written."""
+    """Where a dataset file is: in the package (root=embedded), under $JUDGEBIAS_DATA_ROOT (root=shared), under
+    `root` when it is a folder, else as written (relative to the launch folder). Always an absolute path, so every
+    error names the file that was really looked for."""
     if root == EMBEDDED:
         return Path(str(resources.files("judgebias") / "datasets" / path))
     if os.path.isabs(path):
         return Path(path)
+    if root == SHARED:
+        return _shared_root(path) / path
     if root is None:
-        here = Path(path).expanduser()
-        if not here.exists() and "JUDGEBIAS_DATA_ROOT" not in os.environ:
-            raise UserError(
-                f"looked for {str(here.absolute())!r} and JUDGEBIAS_DATA_ROOT is not set: point it at the folder "
-                f"that holds the shared datasets (export JUDGEBIAS_DATA_ROOT=/path/to/shared/data) or pass data.root=..."
-            )
-        return here
-    base = Path(root).expanduser()
+        return Path(path).expanduser().absolute()
+    base = Path(root).expanduser().absolute()
     if not base.is_dir():
         raise UserError(
-            f"data root {str(base)!r} is not a folder: set JUDGEBIAS_DATA_ROOT to the folder that holds the "
-            f"shared datasets (e.g. export JUDGEBIAS_DATA_ROOT=../shared/data) or pass data.root=..."
+            f"data.root={root!r} is {str(base)!r}, which is not a folder: pass the folder that holds {path}"
         )
     return base / path
+
+
+def _shared_root(path: str) -> Path:
+    """The shared datasets' folder from $JUDGEBIAS_DATA_ROOT, read now and resolved (a relative value is read
+    from the current folder, and the error shows where that led)."""
+    value = os.environ.get(SHARED_ROOT_ENV)
+    if not value:
+        raise UserError(
+            f"{path} is in the shared datasets and {SHARED_ROOT_ENV} is not set: point it at the folder that "
+            f"holds them (export {SHARED_ROOT_ENV}=/path/to/shared/data) or pass data.root=/path/to/shared/data"
+        )
+    base = Path(value).expanduser().absolute()
+    if not base.is_dir():
+        relative = (
+            "" if os.path.isabs(os.path.expanduser(value)) else f" (relative to the current folder {os.getcwd()})"
+        )
+        raise UserError(
+            f"{SHARED_ROOT_ENV}={value!r} is {str(base)!r}{relative}, which is not a folder: set it to the absolute "
+            "path of the shared data folder"
+        )
+    return base
 
 
 def load_items(path: Path) -> list[Item]:

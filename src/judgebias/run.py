@@ -23,8 +23,10 @@ from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
 
 from judgebias.clusterlog import summarise_sacct_warnings
 from judgebias.config import Config, register_schemas
+from judgebias.config_errors import HeldStderr, composition_message, held_stderr, unknown_key_message
 from judgebias.errors import SecretInConfig, UserError
 from judgebias.output import write_json
+from judgebias.rundir import register_resolver
 from judgebias.termination import Stopped, stop_on_sigterm
 
 EXIT_CALLS_FAILED = 1
@@ -45,10 +47,7 @@ def to_config(cfg: DictConfig) -> Config:
     assert isinstance(config, Config)
     unknown = _unknown_keys(config)
     if unknown:
-        raise UserError(
-            f"{unknown[0]} is not a judgebias setting (added with +{unknown[0]}=...?): check its spelling; "
-            f"`python -m judgebias.run --cfg job` lists every key"
-        )
+        raise UserError(unknown_key_message(unknown[0], added=True))
     return config
 
 
@@ -67,7 +66,11 @@ def job(cfg: DictConfig) -> int:
     """One Hydra job: run the experiment into Hydra's output directory; return the exit code."""
     from judgebias.runner import run_experiment
 
+    held = held_stderr()
+    if held is not None:
+        held.release()  # the config composed: from here on every message is the job's own
     out_dir = Path(HydraConfig.get().runtime.output_dir)
+    multirun = HydraConfig.get().mode == RunMode.MULTIRUN
     for noisy in ("httpx2", "httpx", "openai"):  # one INFO line per request would bury the summary
         logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
@@ -83,7 +86,7 @@ def job(cfg: DictConfig) -> int:
         reason = "stopped by SLURM (scancel or the time limit) before it finished"
         print(f"judgebias: {reason}: every reply received so far is in the cache; rerun to resume", file=sys.stderr)
         write_json(out_dir / "summary.json", _failure(cfg, reason))
-        return EXIT_CALLS_FAILED if HydraConfig.get().mode == RunMode.MULTIRUN else EXIT_INTERRUPTED
+        return EXIT_CALLS_FAILED if multirun else EXIT_INTERRUPTED
     except KeyboardInterrupt:
         print(
             "\njudgebias: interrupted: every reply received so far is in the cache; rerun the same command to resume",
@@ -99,6 +102,8 @@ def job(cfg: DictConfig) -> int:
         traceback.print_exc()
         write_json(out_dir / "summary.json", _failure(cfg, f"{type(error).__name__}: {error}"))
         return EXIT_CRASHED
+    if not multirun:
+        _say_where(out_dir)
     if summary.get("failed_calls"):
         print(
             f"judgebias: {summary['failed_calls']} calls failed after their retries "
@@ -108,6 +113,33 @@ def job(cfg: DictConfig) -> int:
         )
         return EXIT_CALLS_FAILED
     return 0
+
+
+def used_folder_error(argv: list[str]) -> str | None:
+    """Why a hydra.run.dir named on the command line must not be used: it holds another run's results.
+
+    Checked before Hydra starts, since Hydra writes its .hydra/ dumps and run.log into the folder first thing.
+    """
+    if "-m" in argv or "--multirun" in argv:
+        return None
+    for arg in argv:
+        if arg.startswith("hydra.run.dir="):
+            folder = Path(arg.partition("=")[2]).expanduser()
+            for name in ("summary.json", "verdicts.jsonl", "verdicts.jsonl.part", "dry_run.json"):
+                if (folder / name).exists():
+                    return (
+                        f"hydra.run.dir={str(folder)!r} already holds a run ({name}): choose a new folder, or leave "
+                        "hydra.run.dir unset (every run then gets its own)"
+                    )
+    return None
+
+
+def _say_where(out_dir: Path) -> None:
+    """The run folder and the report, as the last lines of every run."""
+    print(f"run folder: {out_dir}")
+    report = out_dir / "report.html"
+    if report.exists():
+        print(f"report: {report}")
 
 
 def scrub(out_dir: Path, secret: str) -> None:
@@ -148,14 +180,29 @@ def _entry(cfg: DictConfig) -> None:
 def main() -> None:
     """Console entry point (also `python -m judgebias.run`)."""
     register_schemas()
-    summarise_sacct_warnings()
+    register_resolver()
+    refused = used_folder_error(sys.argv[1:])
+    if refused:
+        print(f"judgebias: error: {refused}", file=sys.stderr)
+        sys.exit(EXIT_USER_ERROR)
+    real = sys.stderr
+    summarise_sacct_warnings(real)  # said while the sweep waits, not held back with Hydra's start-up messages
+    held = HeldStderr(real)
+    sys.stderr = held  # Hydra's multi-line composition errors are replaced by one line (see config_errors)
     try:
         _entry()
     except SystemExit as stop:
-        if stop.code == 1 and isinstance(stop.__context__, ConfigCompositionException | OverrideParseException):
-            # Hydra printed why it could not compose the config (a bad override): a user error, not failed calls.
+        failure = stop.__context__
+        if stop.code == 1 and isinstance(failure, ConfigCompositionException | OverrideParseException):
+            # Hydra could not compose the config (a bad override): a user error, said in one line.
+            held.drop()
+            sys.stderr = real
+            print(f"judgebias: error: {composition_message(failure)}", file=real)
             sys.exit(EXIT_USER_ERROR)
         raise
+    finally:
+        held.release()
+        sys.stderr = real
 
 
 if __name__ == "__main__":

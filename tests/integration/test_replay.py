@@ -96,7 +96,7 @@ def test_wrong_data_root_is_named(cli, tmp_path):
     """A data root that is not a folder is named in the error."""
     result = cli("data=mtbench_human", f"data.root={tmp_path / 'nowhere'}")
     assert 2 == result.code
-    assert "nowhere" in result.stderr and "JUDGEBIAS_DATA_ROOT" in result.stderr
+    assert "nowhere" in result.stderr and "data.root" in result.stderr and "mtbench-human/items.jsonl" in result.stderr
 
 
 def test_ensemble_of_recorded_judges(cli):
