@@ -34,9 +34,14 @@ def table(sweep_dir: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(file))
 
 
-def local(judge: RunningServer, *more: str) -> tuple[str, ...]:
-    """Overrides for the `local` judge pointed at a test server."""
-    return ("judge=local", f"judge.base_url={judge.url}", "judge.api_key_env=null", *QUICK, *more)
+def local(judge: RunningServer, *more: str, key_env: str = "null") -> tuple[str, ...]:
+    """Overrides for the `local` judge pointed at a test server (its key, if any, in the variable `key_env`)."""
+    return ("judge=local", f"judge.base_url={judge.url}", f"judge.api_key_env={key_env}", *QUICK, *more)
+
+
+def files_holding(folder: Path, secret: str) -> list[Path]:
+    """Every file under `folder` whose bytes contain `secret` (pickles and logs included)."""
+    return [path for path in folder.rglob("*") if path.is_file() and secret.encode() in path.read_bytes()]
 
 
 def array_tasks(sweep_dir: Path) -> list[str]:
@@ -81,26 +86,29 @@ def running(slurm: SlurmCluster) -> list[str]:
 
 
 def test_a_sweep_runs_as_one_job_array_and_shares_the_cache(cli: Cli, slurm: SlurmCluster, server: Any) -> None:
-    """Three jobs go out as one array, all end ok in one table, and a rerun of the sweep sends no request at all."""
-    judge = server(policy="hash", latency=0.05)
+    """Three jobs, one array, the key from the environment: one table of ok jobs, the key written nowhere, a free rerun."""
+    key = "sk-cluster-" + "7" * 24
+    judge = server(policy="hash", latency=0.05, api_key=key)
     sweep = ("-m", *LAUNCH, "data.limit=6", "max_concurrency=2", "rubric=default,content_only,brackets")
+    overrides = (*sweep, *local(judge, key_env="JUDGEBIAS_CLUSTER_KEY"))
     started = time.monotonic()
 
-    first = cli(*sweep, *local(judge), env=slurm.env)
+    first = cli(*overrides, env=slurm.env | {"JUDGEBIAS_CLUSTER_KEY": key})
     sent = judge.stats()["requests"]
     measured("array sweep, first run", started, judge)
     started = time.monotonic()
-    rerun = cli(*sweep, *local(judge), env=slurm.env)
+    rerun = cli(*overrides, env=slurm.env | {"JUDGEBIAS_CLUSTER_KEY": key})
     measured("array sweep, rerun", started, judge)
 
     assert (0, 0) == (first.code, rerun.code), (first, rerun)
-    assert 36 == sent  # 3 rubrics x 6 items x 2 orders, each prompt different
+    assert (36, 36) == (sent, judge.stats()["with_auth"])  # 3 rubrics x 6 items x 2 orders, each with the key
     assert sent == judge.stats()["requests"]
     assert 1 == judge.stats()["max_per_body"]
     assert 3 * [("ok", "6")] == [(r["status"], r["n"]) for r in table(first.run_dir)]
     assert 3 * [("ok", "12")] == [(r["status"], r["calls_cached"]) for r in table(rerun.run_dir)]
     (array,) = {task.split("_")[0] for task in array_tasks(first.run_dir)}
     assert [f"{array}_0", f"{array}_1", f"{array}_2"] == array_tasks(first.run_dir)
+    assert [] == files_holding(cli.tmp_path, key)
     assert first.stdout.rstrip().splitlines()[-1].startswith("2 ")  # the table is the last thing printed
     assert 1 == first.stderr.count(NOTICE)
     assert 1 == (first.stdout + first.stderr).count("Bypassing sacct error")  # in the notice only
