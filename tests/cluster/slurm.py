@@ -201,7 +201,9 @@ def start_slurm(root: Path) -> SlurmCluster:
             _spawn(["slurmctld", "-D", "-i", "-f", str(conf)], root / "log" / "slurmctld.out", env)
         )
         cluster.wait_for(lambda: "UP" in cluster.command("scontrol", "ping", timeout=10), "slurmctld answering ping")
-        cluster.processes.append(_spawn(["slurmd", "-D", "-f", str(conf)], root / "log" / "slurmd.out", env))
+        cluster.processes.append(
+            _spawn(["slurmd", "-D", "-N", hostname, "-f", str(conf)], root / "log" / "slurmd.out", env)
+        )
         cluster.wait_for(
             lambda: cluster.command("sinfo", "-h", "-N", "-o", "%T", timeout=10).strip() == "idle",
             f"node {hostname} idle",
