@@ -129,9 +129,9 @@ class SlurmCluster:
         )
 
     def log(self, name: str) -> str:
-        """The end of a daemon's log (slurmctld, slurmd or munged), for a failure message."""
-        path = self.root / "log" / f"{name}.log"
-        return path.read_text(encoding="utf-8", errors="replace")[-4000:] if path.exists() else ""
+        """The end of a daemon's log file and output (slurmctld, slurmd or munged), for a failure message."""
+        paths = [self.root / "log" / f"{name}.{kind}" for kind in ("log", "out")]
+        return "".join(path.read_text(encoding="utf-8", errors="replace")[-3000:] for path in paths if path.exists())
 
     def wait_for(self, condition: Callable[[], bool], what: str, timeout: float = 60) -> None:
         """Poll `condition` until it holds; a RuntimeError naming `what` and the daemons' logs if it never does."""
