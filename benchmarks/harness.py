@@ -248,7 +248,7 @@ def compose(overrides: Sequence[str]) -> Any:
 
 def calls_of(config: Any) -> Iterator[tuple[Any, Any, Any]]:
     """(backend, view, messages) of every call the run would make, enumerated by judgebias's own runner."""
-    from judgebias.judges import build_backend
+    from judgebias.backends import build_backend
     from judgebias.runner import Judging, _requests, prepare_items
 
     backend = build_backend(config.judge, config.rubric, None)
@@ -272,7 +272,7 @@ def fill_cache(config: Any) -> int:
     import hashlib
 
     from judgebias.cache import ReplyCache, call_key
-    from judgebias.judges import Reply
+    from judgebias.record import Reply
 
     cache = ReplyCache(config.cache.dir, "use")
     count = 0

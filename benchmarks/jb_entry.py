@@ -50,9 +50,9 @@ def main() -> None:
 
     probe = os.environ.get("JUDGEBIAS_BENCH_PROBE")
     if probe:
-        from judgebias import output
+        from judgebias import output, runner
 
-        output.build_summary = timed("summary_seconds", output.build_summary)
+        runner.build_summary = timed("summary_seconds", runner.build_summary)
         output.write_run = timed("write_seconds", output.write_run)
         atexit.register(write_probe, probe)
     from judgebias.run import main as judgebias_main

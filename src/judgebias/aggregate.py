@@ -13,17 +13,20 @@ aggregate. The table itself is always written first.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
+
+from judgebias.files import write_csv, write_text_atomic
+from judgebias.formatting import points
+from judgebias.record import Summary
 
 FAILED_STATUSES = ("failed", "errors", "missing")
 RATES = ("win_rate", "position_consistency", "human_agreement")
@@ -86,7 +89,7 @@ class Job:
 
     name: str
     path: Path
-    summary: dict[str, Any]
+    summary: Summary  # summary.json as written; a dry run's estimate or a failure record have a few of its keys
     overrides: list[str] = field(default_factory=list)
 
 
@@ -113,7 +116,7 @@ def _job_folders(sweep: Path) -> set[Path]:
     return folders
 
 
-def _job_summary(folder: Path) -> dict[str, Any]:
+def _job_summary(folder: Path) -> Summary:
     """The job's summary.json; else its dry-run estimate; else a record saying the job left no result."""
     for name, status in (("summary.json", None), ("dry_run.json", "dry-run")):
         path = folder / name
@@ -126,12 +129,16 @@ def _job_summary(folder: Path) -> dict[str, Any]:
         if not isinstance(value, dict):
             return {"status": "failed", "error": f"unreadable {name}: not a JSON object"}
         if status is None:
-            return value
-        return value | {
-            "status": status,
-            "prompt_tokens": value.get("prompt_tokens_est"),
-            "cost_usd": value.get("cost_usd_est"),
-        }
+            return cast(Summary, value)
+        return cast(
+            Summary,
+            value
+            | {
+                "status": status,
+                "prompt_tokens": value.get("prompt_tokens_est"),
+                "cost_usd": value.get("cost_usd_est"),
+            },
+        )
     overrides = _overrides(folder)
     choices = {o.split("=", 1)[0]: o.split("=", 1)[1] for o in overrides if "=" in o}
     return {
@@ -175,7 +182,8 @@ def table_rows(jobs: Sequence[Job]) -> list[dict[str, Any]]:
     for job in jobs:
         s = job.summary
         ci = s.get("ci") or {}
-        row = {column: s.get(column) for column in COLUMNS}
+        fields = cast(Mapping[str, Any], s)  # the columns are named by COLUMNS, not literally
+        row = {column: fields.get(column) for column in COLUMNS}
         shown = " ".join(o for o in varied[job.name] if not _in_columns(o, s))
         row |= {"job": job.name, "status": s.get("status", "ok"), "n": s.get("n_items"), "overrides": shown}
         for name in RATES:
@@ -185,10 +193,11 @@ def table_rows(jobs: Sequence[Job]) -> list[dict[str, Any]]:
     return rows
 
 
-def _in_columns(override: str, summary: dict[str, Any]) -> bool:
+def _in_columns(override: str, summary: Summary) -> bool:
     """Whether an override only picks the judge, rubric or data that the row's own columns already name."""
     key, _, value = override.partition("=")
-    return key in ("judge", "rubric", "data") and summary.get(key) == value
+    named = {"judge": summary.get("judge"), "rubric": summary.get("rubric"), "data": summary.get("data")}
+    return key in named and named[key] == value
 
 
 def _pair(value: Any) -> tuple[float | None, float | None]:
@@ -197,16 +206,12 @@ def _pair(value: Any) -> tuple[float | None, float | None]:
     return None, None
 
 
-def _pct(value: Any) -> str:
-    return "" if value is None else f"{100 * float(value):.1f}"
-
-
 def _rate(row: dict[str, Any], name: str) -> str:
     value = row.get(name)
     if value is None:
         return ""
     low, high = row.get(f"{name}_low"), row.get(f"{name}_high")
-    return _pct(value) + (f" [{_pct(low)}, {_pct(high)}]" if low is not None and high is not None else "")
+    return points(value) + (f" [{points(low)}, {points(high)}]" if low is not None and high is not None else "")
 
 
 def readable(row: dict[str, Any]) -> list[str]:
@@ -228,8 +233,8 @@ def readable(row: dict[str, Any]) -> list[str]:
         text(row["n"]),
         _rate(row, "win_rate"),
         _rate(row, "position_consistency"),
-        _pct(row.get("biased_first")),
-        _pct(row.get("biased_second")),
+        points(row.get("biased_first")),
+        points(row.get("biased_second")),
         _rate(row, "human_agreement"),
         text(row.get("n_invalid")),
         "" if live is None else f"{live}/{text(cached)}",
@@ -287,13 +292,8 @@ def aggregate(sweep_dirs: Sequence[Path], out_dir: Path | None = None, *, report
     if not rows:
         return rows
     target.mkdir(parents=True, exist_ok=True)
-    temp = target / "sweep_summary.csv.tmp"
-    with temp.open("w", newline="", encoding="utf-8") as file:
-        writer = csv.DictWriter(file, fieldnames=list(COLUMNS), extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(rows)
-    os.replace(temp, target / "sweep_summary.csv")
-    (target / "sweep_summary.md").write_text(markdown(rows), encoding="utf-8")
+    write_csv(target / "sweep_summary.csv", list(COLUMNS), rows)
+    write_text_atomic(target / "sweep_summary.md", markdown(rows))
     if report:
         from judgebias.report import SweepJob, write_sweep_report
 
@@ -301,7 +301,8 @@ def aggregate(sweep_dirs: Sequence[Path], out_dir: Path | None = None, *, report
         for job, row in zip(jobs, rows, strict=True):
             page = job.path / "report.html"
             href = Path(os.path.relpath(page, target)).as_posix() if page.exists() else None
-            pages.append(SweepJob(job.name, job.summary, row["overrides"], href))
+            summary = cast(dict[str, Any], job.summary)  # until the report reads Summary itself
+            pages.append(SweepJob(job.name, summary, row["overrides"], href))
         write_sweep_report(target, pages)
     return rows
 

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from judgebias.aggregate import Job, find_jobs
+from judgebias.record import Summary
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -67,19 +68,20 @@ class Finding:
     skipped: bool = False
 
 
-def figure(summary: dict[str, Any], name: str) -> float | None:
+def figure(summary: Summary, name: str) -> float | None:
     """A figure of a summary; invalid_rate is derived: invalid replies per call."""
     if name == "invalid_rate":
         calls = summary.get("calls_total")
         invalid = summary.get("n_invalid")
         return invalid / calls if isinstance(calls, int) and calls > 0 and isinstance(invalid, int) else None
-    value = summary.get(name)
+    value = cast(Mapping[str, Any], summary).get(name)  # a threshold names its figure at run time
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def _who(job: Job) -> str:
     """'3 (gpt4o / default / q1)': the job and what it judged, as far as known."""
-    known = [str(job.summary[key]) for key in ("judge", "rubric", "data") if job.summary.get(key) is not None]
+    s = job.summary
+    known = [str(value) for value in (s.get("judge"), s.get("rubric"), s.get("data")) if value is not None]
     return f"{job.name} ({' / '.join(known)})" if known else job.name
 
 

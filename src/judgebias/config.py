@@ -6,17 +6,68 @@ Each dataclass mirrors one config group. The config holds the *name* of an API k
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
 
+class BackendKind(StrEnum):
+    """What answers a judge's calls (`judge.backend`)."""
+
+    openai = "openai"  # any OpenAI-compatible endpoint
+    scripted = "scripted"  # a fixed offline rule
+    replay = "replay"  # replies a real judge once wrote
+
+
+class Strategy(StrEnum):
+    """A scripted judge's rule (`judge.strategy`)."""
+
+    always_a = "always_a"
+    longer = "longer"
+    noisy = "noisy"
+
+
+class LabelStyle(StrEnum):
+    """How the two answers are labelled in the prompt (`rubric.labels`)."""
+
+    letters = "letters"  # A/B
+    numbers = "numbers"  # 1/2
+    tags = "tags"  # random per call, seeded, recorded
+
+
+class ParserStyle(StrEnum):
+    """How a reply is read (`rubric.parser`)."""
+
+    label = "label"
+    brackets = "brackets"
+    llmbar = "llmbar"
+    pandalm = "pandalm"
+
+
+class CacheMode(StrEnum):
+    """How the reply cache is used (`cache.mode`)."""
+
+    use = "use"
+    refresh = "refresh"  # call again, overwrite
+    off = "off"
+    only = "only"  # fail on a miss
+
+
+class ProgressMode(StrEnum):
+    """When the progress line is drawn (`progress`)."""
+
+    auto = "auto"  # only on a terminal
+    on = "on"
+    off = "off"
+
+
 @dataclass
 class JudgeConfig:
     """One judge: which backend answers the calls, and every setting that can change its reply."""
 
-    backend: str = MISSING  # "openai" | "scripted" | "replay"
+    backend: BackendKind = MISSING
     name: str = MISSING  # shown in outputs; for replay, the recorded judge configuration to replay
     model: str | None = None  # model id sent to an OpenAI-compatible endpoint
     base_url: str | None = None  # null = OpenAI's own endpoint
@@ -35,7 +86,7 @@ class JudgeConfig:
     price_input_per_mtok: float = 0.0  # USD per million prompt tokens
     price_output_per_mtok: float = 0.0  # USD per million completion tokens
     family: str | None = None  # model family, to flag self-preference when items name their models
-    strategy: str | None = None  # scripted judges: "always_a" | "longer" | "noisy"
+    strategy: Strategy | None = None  # scripted judges only
     first_bias: float = 0.0  # scripted "noisy": probability of picking the first-shown answer regardless
     run: str | None = None  # replay: which recorded run (e.g. "repetition1"); null = the main run
 
@@ -47,8 +98,8 @@ class RubricConfig:
     name: str = MISSING
     system: str = MISSING
     user: str = MISSING  # template with {question}, {context}, {first}, {second}, {label_first}, ...
-    labels: str = "letters"  # "letters" (A/B) | "numbers" (1/2) | "tags" (random per call, seeded, recorded)
-    parser: str = "label"  # "label" | "brackets" | "llmbar" | "pandalm"
+    labels: LabelStyle = LabelStyle.letters
+    parser: ParserStyle = ParserStyle.label
     tie_label: str = "tie"  # what the judge writes for a tie
     reply_format: str = "{label}"  # how a scripted judge phrases its choice
 
@@ -80,7 +131,7 @@ class CacheConfig:
     """The disk cache of judge replies, shared by every run and sweep job."""
 
     dir: str = MISSING
-    mode: str = "use"  # "use" | "refresh" (call again, overwrite) | "off" | "only" (fail on a miss)
+    mode: CacheMode = CacheMode.use
 
 
 @dataclass
@@ -104,8 +155,13 @@ class Config:
     bootstrap: BootstrapConfig = field(default_factory=BootstrapConfig)
     agreement_threshold: float = 0.75  # warn when human agreement is below this
     dry_run: bool = False  # render prompts and count cache misses; call nothing
-    progress: str = "auto"  # "auto" (only on a terminal) | "on" | "off"
+    progress: ProgressMode = ProgressMode.auto
     report: bool = True  # write report.html
+
+
+def judges_of(config: Config) -> dict[str, JudgeConfig]:
+    """The run's judges: the ensemble when one is configured, else the single `judge`."""
+    return dict(config.ensemble) if config.ensemble else {config.judge.name: config.judge}
 
 
 def register_schemas() -> None:

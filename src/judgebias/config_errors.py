@@ -21,6 +21,7 @@ MISSING_OPTION = re.compile(r"Could not find '([^']+)/([^'/]+)'")
 MERGE_FAILED = re.compile(r"Error merging override (\S+)")
 AMBIGUOUS = re.compile(r"Ambiguous value for argument '([^']+)'")
 APPEND_FAILED = re.compile(r"Could not append to config\. An item is already at '([^']+)'")
+NOT_A_CHOICE = re.compile(r"Invalid value '(.*)', expected one of \[(.*)\]")
 
 
 def setting_names(schema: type = Config, prefix: str = "") -> Iterator[str]:
@@ -69,6 +70,10 @@ def composition_message(error: BaseException) -> str:
         return f"{key}: {reason or text.splitlines()[0]}"
     merged = MERGE_FAILED.search(text)
     if merged and error.__cause__ is not None:
+        choice = NOT_A_CHOICE.search(str(error.__cause__))
+        if choice:  # a closed set (an enum in the schema): the allowed values are the fix
+            key = merged.group(1).partition("=")[0]
+            return f"{key}={choice.group(1)!r} is not allowed: use one of {choice.group(2)}"
         return f"{merged.group(1)}: {str(error.__cause__).splitlines()[0].strip()}"
     ambiguous = AMBIGUOUS.search(text)
     if ambiguous:

@@ -12,10 +12,6 @@ class Progress:
     """Items done, calls live / cached, retries so far and ETA, redrawn at most a few times a second."""
 
     def __init__(self, total: int, mode: str, judgings: Sequence[Any], stream: TextIO | None = None) -> None:
-        if mode not in ("auto", "on", "off"):
-            from judgebias.errors import UserError
-
-            raise UserError(f"progress={mode!r}: use auto, on or off")
         self.stream = stream or sys.stderr
         self.enabled = mode == "on" or (mode == "auto" and self.stream.isatty())
         self.total = total
@@ -40,7 +36,7 @@ class Progress:
         elapsed = now - self.started
         rate = self.done / elapsed if elapsed > 0 else 0.0
         eta = (self.total - self.done) / rate if rate > 0 else 0.0
-        retries = sum(getattr(j.backend, "retries", 0) for j in self.judgings)
+        retries = sum(j.backend.retries for j in self.judgings)
         width = 24
         filled = int(width * self.done / max(1, self.total))
         bar = "#" * filled + "-" * (width - filled)

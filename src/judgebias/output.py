@@ -6,7 +6,6 @@ a finished run's files are whole and an interrupted run's partial file says what
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import hashlib
 import json
@@ -17,24 +16,17 @@ import sys
 from collections.abc import Iterable
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, cast
 
+from judgebias.backends import Judging
+from judgebias.config import Config, judges_of
+from judgebias.files import write_csv, write_json
+from judgebias.formatting import ci_text, pct
 from judgebias.item import Item
-from judgebias.record import CallResult, ItemResult
-
-if TYPE_CHECKING:
-    from judgebias.config import Config
-    from judgebias.judges import Request
-    from judgebias.runner import Judging
+from judgebias.record import CallFields, CallResult, ItemResult, Request, Summary, VerdictLine
+from judgebias.tokens import estimate_prompt_tokens
 
 PACKAGES = ("judgebias", "hydra-core", "omegaconf", "openai", "tenacity", "diskcache", "numpy")
-
-
-def write_json(path: Path, value: Any) -> None:
-    """Write JSON atomically (a temp file renamed), so a reader never sees half a file."""
-    temp = path.with_name(path.name + ".tmp")
-    temp.write_text(json.dumps(value, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(temp, path)
 
 
 class VerdictWriter:
@@ -47,17 +39,13 @@ class VerdictWriter:
         self.ensemble = ensemble
         self.file = self.partial.open("w", encoding="utf-8")
 
-    def write(self, item: Item, rows: dict[str, ItemResult]) -> None:
-        """One item's line: the judge's row, or the ensemble's row with every judge's calls inside."""
+    def write(self, item: Item, rows: dict[str, ItemResult], combined: ItemResult) -> None:
+        """One item's line: the judge's row, or the ensemble's `combined` row with every judge's calls inside."""
         if not self.ensemble:
-            (row,) = rows.values()
-            line = verdict_line(item, row)
+            line = verdict_line(item, combined)
         else:
-            from judgebias.metrics import ensemble_results
-
-            (combined,) = ensemble_results({name: [row] for name, row in rows.items()})
             line = verdict_line(item, combined, with_calls=False)
-            line["judges"] = {name: _calls_fields(row) | {"verdict": row.verdict} for name, row in rows.items()}
+            line["judges"] = {name: _judge_fields(row) for name, row in rows.items()}
         self.file.write(json.dumps(line, ensure_ascii=False) + "\n")
 
     def commit(self) -> None:
@@ -70,9 +58,9 @@ class VerdictWriter:
         self.file.close()
 
 
-def verdict_line(item: Item, row: ItemResult, *, with_calls: bool = True) -> dict[str, Any]:
+def verdict_line(item: Item, row: ItemResult, *, with_calls: bool = True) -> VerdictLine:
     """The verdicts.jsonl object for one item."""
-    line: dict[str, Any] = {
+    line: VerdictLine = {
         "id": row.id,
         "verdict": row.verdict,
         "call1": row.call1,
@@ -80,20 +68,24 @@ def verdict_line(item: Item, row: ItemResult, *, with_calls: bool = True) -> dic
         "consistent": row.consistent,
     }
     if with_calls:
-        line |= _calls_fields(row)
+        line = cast(VerdictLine, line | _calls_fields(row))  # call1/call2/consistent keep their places
     if item.human is not None:
         line["human"] = item.human
     if item.human_votes:
         line["human_votes"] = list(item.human_votes)
     if item.model_a is not None or item.model_b is not None:
-        line |= {"model_a": item.model_a, "model_b": item.model_b}
-    line |= {"chars_a": row.chars_a, "chars_b": row.chars_b, "words_a": row.words_a, "words_b": row.words_b}
+        line["model_a"] = item.model_a
+        line["model_b"] = item.model_b
+    line["chars_a"] = row.chars_a
+    line["chars_b"] = row.chars_b
+    line["words_a"] = row.words_a
+    line["words_b"] = row.words_b
     if row.soft is not None:
         line["soft"] = row.soft
     return line
 
 
-def _calls_fields(row: ItemResult) -> dict[str, Any]:
+def _calls_fields(row: ItemResult) -> CallFields:
     """raw1/raw2, cached1/cached2, and errors, probabilities and random tags where present."""
     fields: dict[str, Any] = {"call1": row.call1, "call2": row.call2, "consistent": row.consistent}
     for index, call in enumerate(_padded(row.calls), start=1):
@@ -105,6 +97,13 @@ def _calls_fields(row: ItemResult) -> dict[str, Any]:
             fields[f"probs{index}"] = call.probs
         if call and call.tag_first:
             fields[f"labels{index}"] = [call.tag_first, call.tag_second]
+    return cast(CallFields, fields)  # the numbered keys are built in a loop; CallFields names each of them
+
+
+def _judge_fields(row: ItemResult) -> CallFields:
+    """One judge's entry in an ensemble line: its calls, then its own verdict."""
+    fields = _calls_fields(row)
+    fields["verdict"] = row.verdict
     return fields
 
 
@@ -112,87 +111,25 @@ def _padded(calls: tuple[CallResult, ...]) -> list[CallResult | None]:
     return [*calls, None][:2] if len(calls) < 2 else list(calls[:2])
 
 
-def build_summary(
-    config: Config,
-    judgings: list[Judging],
-    per_judge: dict[str, list[ItemResult]],
-    items: list[Item],
-    notes: list[str],
-    failures: int,
-    elapsed: float,
-) -> dict[str, Any]:
-    """summary.json: the run's identity, then every figure, then cost and notes."""
-    from judgebias.runner import summarize_run
-
-    identity: dict[str, Any] = {
-        "status": "errors" if failures else "ok",
-        "judge": judgings[0].name if len(judgings) == 1 else "ensemble",
-        "rubric": config.rubric.name,
-        "data": config.data.name,
-    }
-    if len(judgings) > 1:
-        identity["ensemble"] = [j.name for j in judgings]
-    summary = identity | summarize_run(config, per_judge)
-    cost, saved = 0.0, 0.0
-    models: set[str] = set()
-    for judging in judgings:
-        price_in = judging.config.price_input_per_mtok / 1e6
-        price_out = judging.config.price_output_per_mtok / 1e6
-        for row in per_judge[judging.name]:
-            for call in row.calls:
-                amount = call.prompt_tokens * price_in + call.completion_tokens * price_out
-                if call.cached:
-                    saved += amount
-                else:
-                    cost += amount
-                if call.model:
-                    models.add(call.model)
-    summary |= {
-        "cost_usd": round(cost, 6),
-        "saved_usd": round(saved, 6),
-        "models_reported": sorted(models),
-        "normalization": dataclasses.asdict(config.data.normalize),
-        "labels": config.rubric.labels,
-        "failed_calls": failures,
-        "judging_seconds": round(elapsed, 3),
-        "notes": notes + ([summary["position_consistency_note"]] if summary.get("position_consistency_note") else []),
-    }
-    return summary
-
-
-def write_run(
-    out_dir: Path,
-    config: Config,
-    summary: dict[str, Any],
-    per_judge: dict[str, list[ItemResult]],
-    judgings: list[Judging],
-) -> None:
+def write_run(out_dir: Path, config: Config, summary: Summary, ratings: list[dict[str, Any]]) -> None:
     """summary.json, ratings.csv (when several models were compared), provenance.json and report.html."""
-    from judgebias.runner import ratings_for
-
     write_json(out_dir / "summary.json", summary)
-    ratings = ratings_for(per_judge, config)
     if ratings:
         write_ratings(out_dir / "ratings.csv", ratings)
     write_json(out_dir / "provenance.json", provenance(config, summary))
     if config.report:
-        from judgebias.report import write_report
+        from judgebias.report import write_report  # its template machinery only when a report is wanted
 
-        write_report(out_dir, summary, ratings)
+        write_report(out_dir, cast(dict[str, Any], summary), ratings)  # until the report reads Summary itself
 
 
 def write_ratings(path: Path, ratings: Iterable[dict[str, Any]]) -> None:
     """ratings.csv: model, rating, low, high, rank (and n, the items the model appears in)."""
-    with path.open("w", newline="", encoding="utf-8") as file:
-        writer = csv.DictWriter(file, fieldnames=["model", "rating", "low", "high", "rank", "n"], extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(ratings)
+    write_csv(path, ["model", "rating", "low", "high", "rank", "n"], ratings)
 
 
 def config_hash(config: Config) -> str:
     """A hash of what defines the experiment (judges, rubric, data), to tell runs of the same setup apart."""
-    from judgebias.runner import judges_of
-
     plain = {
         "judges": {name: dataclasses.asdict(judge) for name, judge in judges_of(config).items()},
         "rubric": dataclasses.asdict(config.rubric),
@@ -201,7 +138,7 @@ def config_hash(config: Config) -> str:
     return hashlib.sha256(json.dumps(plain, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def provenance(config: Config, summary: dict[str, Any]) -> dict[str, Any]:
+def provenance(config: Config, summary: Summary) -> dict[str, Any]:
     """Where the numbers came from: resolved config (it holds env var names, never keys), versions, git revision."""
     versions: dict[str, str | None] = {}
     for package in PACKAGES:
@@ -255,7 +192,7 @@ def dry_run_estimate(
     for judging, _item, request, key, hit in calls:
         entry = per_judge[judging.name]
         entry["calls"] += 1
-        tokens = sum(len(m["content"]) for m in request.messages) // 4 + 4 * len(request.messages)
+        tokens = estimate_prompt_tokens(request.messages)
         if key is not None:
             if key in seen or hit is not None:
                 entry["calls_cached"] += 1
@@ -291,27 +228,17 @@ def format_dry_run(estimate: dict[str, Any]) -> str:
     )
 
 
-def _pct(value: Any) -> str:
-    return "n/a" if value is None else f"{100 * value:.1f}%"
-
-
-def _ci(summary: dict[str, Any], name: str) -> str:
-    interval = (summary.get("ci") or {}).get(name)
-    if not interval or interval[0] is None:
-        return ""
-    return f" [{100 * interval[0]:.1f}, {100 * interval[1]:.1f}]"
-
-
-def format_summary(summary: dict[str, Any]) -> str:
+def format_summary(summary: Summary) -> str:
     """The clean one-screen summary printed at the end of a run."""
     s = summary
+    intervals = s.get("ci") or {}
     lines = [
         f"judgebias  judge={s['judge']}  rubric={s['rubric']}  data={s['data']}  status={s['status']}",
         f"  items: {s['n_items']}   wins/ties/losses of a: {s['wins']}/{s['ties']}/{s['losses']}",
-        f"  win_rate: {_pct(s['win_rate'])}{_ci(s, 'win_rate')}   "
-        f"consistent-only: {_pct(s.get('win_rate_consistent'))}   pooled: {_pct(s.get('win_rate_pooled'))}",
-        f"  position_consistency: {_pct(s['position_consistency'])}{_ci(s, 'position_consistency')}   "
-        f"biased_first: {_pct(s['biased_first'])}   biased_second: {_pct(s['biased_second'])}",
+        f"  win_rate: {pct(s['win_rate'])}{ci_text(intervals.get('win_rate'))}   "
+        f"consistent-only: {pct(s.get('win_rate_consistent'))}   pooled: {pct(s.get('win_rate_pooled'))}",
+        f"  position_consistency: {pct(s['position_consistency'])}{ci_text(intervals.get('position_consistency'))}   "
+        f"biased_first: {pct(s['biased_first'])}   biased_second: {pct(s['biased_second'])}",
     ]
     if s.get("first_position_p") is not None:
         score = "n/a" if s.get("preference_score") is None else f"{s['preference_score']:+.2f}"
@@ -321,22 +248,22 @@ def format_summary(summary: dict[str, Any]) -> str:
         )
     if s.get("length_controlled_win_rate") is not None or s.get("longer_wins") is not None:
         lines.append(
-            f"  length: longer answer wins {_pct(s.get('longer_wins'))} of decisive verdicts; "
-            f"length-controlled win_rate {_pct(s.get('length_controlled_win_rate'))}"
+            f"  length: longer answer wins {pct(s.get('longer_wins'))} of decisive verdicts; "
+            f"length-controlled win_rate {pct(s.get('length_controlled_win_rate'))}"
         )
     if "human_agreement" in s:
         lines.append(
-            f"  human_agreement: {_pct(s['human_agreement'])}{_ci(s, 'human_agreement')} on {s['human_agreement_n']} "
-            f"labelled items   decisive-only: {_pct(s.get('human_agreement_decisive'))}   kappa: "
+            f"  human_agreement: {pct(s['human_agreement'])}{ci_text(intervals.get('human_agreement'))} on {s['human_agreement_n']} "
+            f"labelled items   decisive-only: {pct(s.get('human_agreement_decisive'))}   kappa: "
             + ("n/a" if s.get("cohen_kappa") is None else f"{s['cohen_kappa']:.2f}")
         )
         if s.get("human_human_agreement") is not None:
             lines.append(
-                f"  vs a random human vote: {_pct(s.get('human_vote_agreement'))} "
-                f"(human-human ceiling {_pct(s['human_human_agreement'])})"
+                f"  vs a random human vote: {pct(s.get('human_vote_agreement'))} "
+                f"(human-human ceiling {pct(s['human_human_agreement'])})"
             )
     if s.get("soft_win_rate") is not None:
-        lines.append(f"  soft_win_rate: {_pct(s['soft_win_rate'])}")
+        lines.append(f"  soft_win_rate: {pct(s['soft_win_rate'])}")
     lines.append(
         f"  calls_total: {s['calls_total']}   calls_live: {s['calls_live']}   calls_cached: {s['calls_cached']}   "
         f"invalid replies: {s['n_invalid']}   failed calls: {s['failed_calls']}"
@@ -347,8 +274,8 @@ def format_summary(summary: dict[str, Any]) -> str:
     )
     for judge, figures in (s.get("judges") or {}).items():
         lines.append(
-            f"  - {judge}: win_rate {_pct(figures['win_rate'])}  consistency {_pct(figures['position_consistency'])}  "
-            f"first {_pct(figures['biased_first'])}  second {_pct(figures['biased_second'])}"
+            f"  - {judge}: win_rate {pct(figures['win_rate'])}  consistency {pct(figures['position_consistency'])}  "
+            f"first {pct(figures['biased_first'])}  second {pct(figures['biased_second'])}"
         )
     for note in s.get("notes", []):
         lines.append(f"  note: {note}")

@@ -29,6 +29,18 @@ class Shown:
     label_first: str
     label_second: str
 
+    def labels(self, tie_label: str) -> tuple[str, str, str]:
+        """The words offered to the judge for the first shown answer, the second, and a tie."""
+        return self.label_first, self.label_second, tie_label
+
+    def positions(self, tie_label: str) -> dict[str, str]:
+        """Each offered word -> the positional reply it stands for: "A" (first shown), "B" (second shown), "tie"."""
+        return {self.label_first: "A", self.label_second: "B", tie_label: "tie"}
+
+    def label_of(self, position: str, tie_label: str) -> str:
+        """The offered word for a positional choice ("A", "B" or "tie"): the inverse of `positions`."""
+        return {"A": self.label_first, "B": self.label_second, "tie": tie_label}[position]
+
 
 def labels_for(style: str, item_id: str, order: int) -> tuple[str, str]:
     """The two labels shown: fixed letters or numbers, or neutral tags drawn per call (seeded by item and order)."""

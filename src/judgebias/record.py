@@ -1,11 +1,60 @@
-"""Per-item results: what one judge decided about one item, as written to verdicts.jsonl.
+"""Calls and results: one judge call (Request, Reply), what one judge decided about one item (CallResult,
+ItemResult), and the JSON contracts other tools read (VerdictLine, Summary).
 
-Pure data. Metrics read these; the runner builds them; nothing here does I/O.
+Pure data. Backends answer Requests, the runner builds results, metrics read them; nothing here does I/O.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, TypedDict
+
+from judgebias.item import Item
+from judgebias.prompt import Shown
+
+
+@dataclass(frozen=True)
+class Request:
+    """One judge call: the item, what is shown in which order, and the rendered chat messages."""
+
+    item: Item
+    view: Shown
+    messages: list[dict[str, str]]
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What came back from one call."""
+
+    text: str | None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    model: str | None = None
+    finish_reason: str | None = None
+    probs: dict[str, float] | None = None  # label text -> probability, when log-probabilities were returned
+
+    def to_json(self) -> dict[str, Any]:
+        """The cached form (JSON text in the cache, never pickle)."""
+        return {
+            "text": self.text,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "model": self.model,
+            "finish_reason": self.finish_reason,
+            "probs": self.probs,
+        }
+
+    @staticmethod
+    def from_json(value: dict[str, Any]) -> Reply:
+        """Rebuild a cached reply."""
+        return Reply(
+            text=value.get("text"),
+            prompt_tokens=int(value.get("prompt_tokens") or 0),
+            completion_tokens=int(value.get("completion_tokens") or 0),
+            model=value.get("model"),
+            finish_reason=value.get("finish_reason"),
+            probs=value.get("probs"),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,3 +92,139 @@ class ItemResult:
     words_b: int = 0
     soft: float | None = None  # P(a preferred), averaged over both orders, from logprobs
     calls: tuple[CallResult, ...] = field(default=(), compare=False)  # the calls behind call1/call2
+
+
+# JSON contracts. Keys and their meaning are fixed (other tools read them): add keys, never rename them.
+# total=False: a key is absent when its figure does not apply (no human labels, one order, no ensemble, ...).
+
+Interval = list[float | None]  # [low, high] of a bootstrap interval; [None, None] when not measurable
+
+
+class CallFields(TypedDict, total=False):
+    """One judge's calls on one item, as a verdicts.jsonl line (or an ensemble line's `judges` entry) holds them."""
+
+    call1: str  # positional reply with a shown first: "A" | "B" | "tie" | "invalid" | "error"
+    call2: str | None  # with b shown first, NOT translated; null when that order does not exist
+    consistent: bool | None
+    raw1: str | None
+    raw2: str | None
+    cached1: bool | None
+    cached2: bool | None
+    error1: str
+    error2: str
+    probs1: dict[str, float]
+    probs2: dict[str, float]
+    labels1: list[str | None]  # the random tags shown (rubric.labels=tags)
+    labels2: list[str | None]
+    verdict: str  # in an ensemble line's `judges` entries: that judge's own verdict
+
+
+class VerdictLine(CallFields, total=False):
+    """One line of verdicts.jsonl: one item's verdict and the calls behind it."""
+
+    id: str  # (`verdict`, "1" | "2" | "tie" | "error", and the call fields come from CallFields)
+    human: str
+    human_votes: list[str]
+    model_a: str | None
+    model_b: str | None
+    chars_a: int
+    chars_b: int
+    words_a: int
+    words_b: int
+    soft: float
+    judges: dict[str, CallFields]  # ensemble runs: every judge's calls and verdict
+
+
+class SelfPreference(TypedDict):
+    """How often the judge prefers answers of its own model family, where one answer is its family's."""
+
+    family: str
+    n: int
+    own_win_rate: float | None
+
+
+class Summary(TypedDict, total=False):
+    """summary.json: the run's identity, every figure (with `ci` intervals), cost and notes."""
+
+    # identity
+    status: str  # "ok" | "errors" | "failed"
+    error: str  # a failed job's reason
+    judge: str | None  # the judge's name, or "ensemble"
+    rubric: str | None
+    data: str | None
+    ensemble: list[str]
+    # counts
+    n_items: int
+    n_scored: int
+    orders: int
+    scored_note: str
+    n_errors: int
+    errors_call1: int
+    errors_call2: int
+    n_invalid: int
+    calls_total: int
+    calls_cached: int
+    calls_live: int
+    prompt_tokens: int
+    completion_tokens: int
+    wins: int
+    losses: int
+    ties: int
+    # rates
+    win_rate: float | None
+    decisive_win_rate: float | None
+    position_consistency: float | None
+    position_consistency_n: int
+    position_consistency_note: str
+    flip_rate: float | None
+    residual_flip_rate: float | None
+    biased_first: float | None
+    biased_second: float | None
+    preference_score: float | None
+    preference_score_n: int
+    win_rate_consistent: float | None
+    win_rate_consistent_n: int
+    first_position_n: int
+    first_position_k: int
+    first_position_p: float | None
+    win_rate_pooled: float | None
+    win_rate_pooled_n: int
+    longer_wins: float | None
+    longer_wins_n: int
+    length_verdict_corr: float | None
+    length_controlled_win_rate: float | None
+    length_controlled_n: int
+    length_controlled_note: str
+    length_note: str
+    soft_win_rate: float | None
+    soft_n: int
+    soft_note: str
+    human_agreement: float | None
+    human_agreement_n: int
+    human_agreement_decisive: float | None
+    human_agreement_decisive_n: int
+    cohen_kappa: float | None
+    cohen_kappa_n: int
+    agreement_threshold: float
+    agreement_warning: bool
+    agreement_message: str | None
+    human_vote_agreement: float | None
+    human_vote_agreement_n: int
+    human_vote_agreement_no_ties: float | None
+    human_vote_agreement_no_ties_n: int
+    human_human_agreement: float | None
+    human_human_agreement_n: int
+    self_preference: SelfPreference
+    ci: dict[str, Interval]  # figure name -> its bootstrap interval
+    bootstrap_resamples: int
+    bootstrap_seed: int
+    judges: dict[str, Summary]  # ensemble runs: each judge's own figures
+    # cost and provenance of the figures
+    cost_usd: float
+    saved_usd: float
+    models_reported: list[str]
+    normalization: dict[str, Any]
+    labels: str
+    failed_calls: int
+    judging_seconds: float
+    notes: list[str]

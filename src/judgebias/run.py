@@ -25,7 +25,8 @@ from judgebias.clusterlog import summarise_sacct_warnings
 from judgebias.config import Config, register_schemas
 from judgebias.config_errors import HeldStderr, composition_message, held_stderr, unknown_key_message
 from judgebias.errors import SecretInConfig, UserError
-from judgebias.output import write_json
+from judgebias.files import write_json
+from judgebias.redaction import REDACTED
 from judgebias.rundir import register_resolver
 from judgebias.termination import Stopped, stop_on_sigterm
 
@@ -149,7 +150,7 @@ def scrub(out_dir: Path, secret: str) -> None:
         if path.is_file():
             text = path.read_text(encoding="utf-8")
             if secret in text:
-                path.write_text(text.replace(secret, "[redacted]"), encoding="utf-8")
+                path.write_text(text.replace(secret, REDACTED), encoding="utf-8")
 
 
 def _failure(cfg: DictConfig, message: str) -> dict[str, Any]:

@@ -10,45 +10,30 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import functools
 import itertools
-import re
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from judgebias import output
+from judgebias.backends import Judging, build_backend
+from judgebias.backends.base import Backend
 from judgebias.cache import ReplyCache, call_key
-from judgebias.config import Config, JudgeConfig
+from judgebias.config import Config, LabelStyle, judges_of
 from judgebias.console import Progress
 from judgebias.dataset import load_items, normalize_answer, resolve_path
-from judgebias.errors import FatalJudgeError, SecretInConfig, UserError
+from judgebias.errors import FatalJudgeError, UserError
+from judgebias.files import write_json
 from judgebias.item import Item
-from judgebias.judges import Backend, PaidBackend, Reply, Request, build_backend, missing_recordings
-from judgebias.metrics import bradley_terry_ratings, ensemble_results, soft_preference, summarize
-from judgebias.parsing import parse_reply
-from judgebias.prompt import render_messages, shown, unknown_placeholders
-from judgebias.record import CallResult, ItemResult
+from judgebias.metrics import ensemble_results, soft_preference
+from judgebias.prompt import render_messages, shown
+from judgebias.reading import read_reply
+from judgebias.record import CallResult, ItemResult, Reply, Request, Summary
+from judgebias.settings import check_settings
+from judgebias.summary import build_summary, ratings_for
 from judgebias.verdict import is_consistent, reconcile
-
-ENV_VAR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-SHORT_REPLY = 64  # replies up to this length are parsed once and remembered
-
-
-@dataclasses.dataclass
-class Judging:
-    """One judge taking part in the run."""
-
-    name: str
-    config: JudgeConfig
-    backend: Backend
-    key_checked: bool = False
-    paid: bool = dataclasses.field(init=False)  # checked once: isinstance on a runtime Protocol is slow per call
-
-    def __post_init__(self) -> None:
-        self.paid = isinstance(self.backend, PaidBackend)
 
 
 @dataclasses.dataclass
@@ -66,12 +51,8 @@ def prepare_items(config: Config) -> list[Item]:
     data = config.data
     items = load_items(resolve_path(data.path, data.root))
     if data.limit is not None:
-        if data.limit < 1:
-            raise UserError(f"data.limit={data.limit} must be at least 1 (or null for all items)")
         items = items[: data.limit]
     norm = data.normalize
-    if norm.truncate_words is not None and norm.truncate_words < 1:
-        raise UserError(f"data.normalize.truncate_words={norm.truncate_words} must be at least 1 (or null)")
     if norm.strip or norm.truncate_words is not None:
         items = [
             dataclasses.replace(
@@ -84,51 +65,7 @@ def prepare_items(config: Config) -> list[Item]:
     return items
 
 
-def judges_of(config: Config) -> dict[str, JudgeConfig]:
-    """The run's judges: the ensemble when one is configured, else the single `judge`."""
-    return dict(config.ensemble) if config.ensemble else {config.judge.name: config.judge}
-
-
-def check_settings(config: Config) -> None:
-    """Settings that the schema's types cannot check."""
-    if config.max_concurrency < 1:
-        raise UserError(f"max_concurrency={config.max_concurrency} must be at least 1 (default 16)")
-    if config.bootstrap.resamples < 0:
-        raise UserError(f"bootstrap.resamples={config.bootstrap.resamples} must be 0 (no intervals) or more")
-    for template in (config.rubric.system, config.rubric.user):
-        unknown = unknown_placeholders(template)
-        if unknown:
-            raise UserError(f"rubric {config.rubric.name!r} uses unknown placeholder {{{unknown[0]}}}")
-    if config.rubric.labels not in ("letters", "numbers", "tags"):
-        raise UserError(f"rubric.labels={config.rubric.labels!r}: use letters, numbers or tags")
-    for judge in judges_of(config).values():
-        if judge.backend == "openai":
-            _check_openai_settings(judge)
-
-
-def _check_openai_settings(judge: JudgeConfig) -> None:
-    """Numbers an HTTP judge needs in range: a negative backoff or quota would fail mid-run or silently mean none."""
-    if judge.max_retries < 0 or judge.timeout <= 0:
-        raise UserError(f"judge {judge.name!r}: judge.max_retries must be >= 0 and judge.timeout > 0")
-    for key in ("retry_backoff", "retry_backoff_max"):
-        if getattr(judge, key) < 0:
-            raise UserError(f"judge {judge.name!r}: judge.{key}={getattr(judge, key)} must be >= 0 (seconds)")
-    for key in ("requests_per_minute", "tokens_per_minute"):
-        value = getattr(judge, key)
-        if value is not None and value <= 0:
-            raise UserError(f"judge {judge.name!r}: judge.{key}={value} must be > 0, or null for no client-side limit")
-    if judge.max_tokens < 1:
-        raise UserError(f"judge {judge.name!r}: judge.max_tokens={judge.max_tokens} must be at least 1")
-    if judge.api_key_env is not None and not ENV_VAR_NAME.fullmatch(judge.api_key_env):
-        # Most likely the key itself: never echo it, and let the caller scrub it from Hydra's config dumps.
-        raise SecretInConfig(
-            f"judge {judge.name!r}: judge.api_key_env takes the NAME of an environment variable (e.g. "
-            "OPENAI_API_KEY), not the key itself; the value was removed from this run's saved config",
-            judge.api_key_env,
-        )
-
-
-def run_experiment(config: Config, out_dir: Path, *, echo: Callable[[str], None] = print) -> dict[str, Any]:
+def run_experiment(config: Config, out_dir: Path, *, echo: Callable[[str], None] = print) -> Summary | dict[str, Any]:
     """Judge the dataset, write verdicts.jsonl, summary.json and the rest into `out_dir`; return the summary."""
     check_settings(config)
     items = prepare_items(config)
@@ -139,7 +76,7 @@ def run_experiment(config: Config, out_dir: Path, *, echo: Callable[[str], None]
     ]
     notes: list[str] = []
     for judging in judgings:
-        missing = {item.id for item in missing_recordings(judging.backend, items)}
+        missing = {item.id for item in items if not judging.backend.has(item)}
         if missing:
             items = [item for item in items if item.id not in missing]
             notes.append(
@@ -154,16 +91,16 @@ def run_experiment(config: Config, out_dir: Path, *, echo: Callable[[str], None]
         if config.dry_run:
             calls = _looked_up(_requests(config, judgings, items), cache)
             estimate = output.dry_run_estimate(config, judgings, items, calls)
-            output.write_json(out_dir / "dry_run.json", estimate)
+            write_json(out_dir / "dry_run.json", estimate)
             echo(output.format_dry_run(estimate))
             return estimate
         started = time.monotonic()
-        per_judge, failures = _judge_all(config, judgings, items, cache, out_dir)
+        per_judge, combined, failures = _judge_all(config, judgings, items, cache, out_dir)
         elapsed = time.monotonic() - started
     finally:
         cache.close()
-    summary = output.build_summary(config, judgings, per_judge, items, notes, failures, elapsed)
-    output.write_run(out_dir, config, summary, per_judge, judgings)
+    summary = build_summary(config, per_judge, combined, notes, failures, elapsed)
+    output.write_run(out_dir, config, summary, ratings_for(combined, config))
     echo(output.format_summary(summary))
     return summary
 
@@ -180,15 +117,19 @@ def _requests(config: Config, judgings: list[Judging], items: list[Item]) -> Ite
 
 
 def _orders(backend: Backend, item: Item) -> tuple[int, ...]:
-    one_order = getattr(backend, "one_order", None)
-    return (1,) if one_order is not None and one_order(item) else (1, 2)
+    return (1,) if backend.one_order(item) else (1, 2)
 
 
 def _judge_all(
     config: Config, judgings: list[Judging], items: list[Item], cache: ReplyCache, out_dir: Path
-) -> tuple[dict[str, list[ItemResult]], int]:
-    """Run every call, finalise items in order as their calls complete, stream verdicts to disk."""
+) -> tuple[dict[str, list[ItemResult]], list[ItemResult], int]:
+    """Run every call, finalise items in order as their calls complete, stream verdicts to disk.
+
+    Returns each judge's rows, the run's combined rows (the ensemble's merge, made once per item as it is
+    written; the one judge's rows otherwise) and the number of failed calls.
+    """
     per_judge: dict[str, list[ItemResult]] = {j.name: [] for j in judgings}
+    combined: list[ItemResult] = [] if len(judgings) > 1 else per_judge[judgings[0].name]
     window = max(64, 8 * config.max_concurrency)  # items in flight: enough to keep every worker busy
     progress = Progress(len(items), config.progress, judgings)
     inflight: dict[str, Pending] = {}
@@ -205,26 +146,24 @@ def _judge_all(
                     slots.append((current, calls))
                 current, calls = item, []
                 while slots and (len(slots) >= window or _done(slots[0][1])):
-                    failures += _finalise(config, *slots.popleft(), per_judge, writer, progress)
+                    failures += _finalise(config, *slots.popleft(), per_judge, combined, writer, progress)
             calls.append((judging, request, _start(judging, request, key, hit, cache, inflight, executor)))
         if current is not None:
             slots.append((current, calls))
         while slots:
-            failures += _finalise(config, *slots.popleft(), per_judge, writer, progress)
+            failures += _finalise(config, *slots.popleft(), per_judge, combined, writer, progress)
         writer.commit()
     except BaseException:
         # Ctrl-C or a fatal error: drop queued calls, let in-flight ones land in the cache, keep nothing half-written.
         for judging in judgings:
-            stop = getattr(judging.backend, "stop", None)
-            if stop is not None:
-                stop("the run stopped before this call was sent")  # no new attempt; backoff sleeps end now
+            judging.backend.stop("the run stopped before this call was sent")  # no new attempt; sleeps end now
         executor.shutdown(wait=True, cancel_futures=True)
         writer.abandon()
         raise
     finally:
         progress.close()
     executor.shutdown(wait=True)
-    return per_judge, failures
+    return per_judge, combined, failures
 
 
 def _done(calls: list[tuple[Judging, Request, Pending]]) -> bool:
@@ -244,7 +183,7 @@ def _looked_up(
     """
     while batch := list(itertools.islice(requests, LOOKAHEAD)):
         keys = [
-            call_key(cast(PaidBackend, judging.backend).cache_request(request.messages)) if judging.paid else None
+            call_key(judging.backend.cache_request(request.messages)) if judging.backend.paid else None
             for judging, _, request in batch
         ]
         hits = cache.get_many([key for key in keys if key is not None])
@@ -281,7 +220,7 @@ def _start(
             f"of judge {judging.name!r}; nothing was sent. Run once with cache.mode=use to fill the cache"
         )
     if not judging.key_checked:
-        cast(PaidBackend, backend).check_key()  # before the first call of this judge can be sent
+        backend.check_key()  # before the first call of this judge can be sent
         judging.key_checked = True
     pending = Pending(future=executor.submit(_live_call, backend, request, key, cache))
     inflight[key] = pending
@@ -300,6 +239,7 @@ def _finalise(
     item: Item,
     calls: list[tuple[Judging, Request, Pending]],
     per_judge: dict[str, list[ItemResult]],
+    combined: list[ItemResult],
     writer: output.VerdictWriter,
     progress: Progress,
 ) -> int:
@@ -311,18 +251,26 @@ def _finalise(
         failures += result.label == "error"
         by_judge.setdefault(judging.name, []).append(result)
     rows = {name: item_result(item, results) for name, results in by_judge.items()}
-    writer.write(item, rows)
+    ensemble = len(rows) > 1
+    (merged,) = ensemble_results({name: [row] for name, row in rows.items()}) if ensemble else rows.values()
+    writer.write(item, rows, merged)
     for name, row in rows.items():
-        slim = tuple(dataclasses.replace(call, raw=None) for call in row.calls)
-        per_judge[name].append(dataclasses.replace(row, calls=slim))
+        per_judge[name].append(_slim(row))
+    if ensemble:
+        combined.append(_slim(merged))
     progress.advance(calls=len(calls), cached=sum(call.cached for results in by_judge.values() for call in results))
     return failures
+
+
+def _slim(row: ItemResult) -> ItemResult:
+    """The row without its reply texts (written already): what the metrics keep in memory."""
+    return dataclasses.replace(row, calls=tuple(dataclasses.replace(call, raw=None) for call in row.calls))
 
 
 def _call_result(config: Config, request: Request, pending: Pending) -> CallResult:
     """The parsed result of one call, or an explicit error state with its reason."""
     view = request.view
-    tags = (view.label_first, view.label_second) if config.rubric.labels == "tags" else (None, None)
+    tags = (view.label_first, view.label_second) if config.rubric.labels == LabelStyle.tags else (None, None)
     reply = pending.reply
     if pending.future is not None:
         try:
@@ -341,14 +289,10 @@ def _call_result(config: Config, request: Request, pending: Pending) -> CallResu
     if reply is None:
         return CallResult("error", None, False, error=pending.error, tag_first=tags[0], tag_second=tags[1])
     rubric = config.rubric
-    labels = (view.label_first, view.label_second)
-    if reply.text is not None and len(reply.text) <= SHORT_REPLY:
-        label = _parse_short(reply.text, rubric.parser, labels, rubric.tie_label)
-    else:
-        label = parse_reply(reply.text, style=rubric.parser, labels=labels, tie_label=rubric.tie_label)
+    label = read_reply(reply, view, rubric)
     probs = None
     if reply.probs:
-        positional = {view.label_first: "A", view.label_second: "B", rubric.tie_label: "tie"}
+        positional = view.positions(rubric.tie_label)
         probs = {positional[k]: v for k, v in reply.probs.items() if k in positional}
     return CallResult(
         label,
@@ -361,12 +305,6 @@ def _call_result(config: Config, request: Request, pending: Pending) -> CallResu
         tag_first=tags[0],
         tag_second=tags[1],
     )
-
-
-@functools.lru_cache(maxsize=4096)
-def _parse_short(text: str, style: str, labels: tuple[str, str], tie_label: str) -> str:
-    """parse_reply of a short reply, remembered: a label rubric's replies are a few strings, parsed once each."""
-    return parse_reply(text, style=style, labels=labels, tie_label=tie_label)
 
 
 def item_result(item: Item, calls: list[CallResult]) -> ItemResult:
@@ -390,27 +328,3 @@ def item_result(item: Item, calls: list[CallResult]) -> ItemResult:
         soft=soft_preference(calls[0].probs, calls[1].probs if len(calls) > 1 else None),
         calls=tuple(calls),
     )
-
-
-def ratings_for(per_judge: dict[str, list[ItemResult]], config: Config) -> list[dict[str, Any]]:
-    """Bradley–Terry ratings of the answering models from the run's (ensemble) verdicts."""
-    rows = ensemble_results(per_judge) if len(per_judge) > 1 else next(iter(per_judge.values()))
-    return bradley_terry_ratings(rows, resamples=config.bootstrap.resamples, seed=config.bootstrap.seed)
-
-
-def summarize_run(config: Config, per_judge: dict[str, list[ItemResult]]) -> dict[str, Any]:
-    """The metrics of the run: the ensemble's figures with each judge's own beside them, or the one judge's."""
-    settings: dict[str, Any] = {
-        "resamples": config.bootstrap.resamples,
-        "seed": config.bootstrap.seed,
-        "agreement_threshold": config.agreement_threshold,
-    }
-    judges = judges_of(config)
-    if len(per_judge) == 1:
-        ((name, rows),) = per_judge.items()
-        return summarize(rows, judge_family=judges[name].family, **settings)
-    combined = summarize(ensemble_results(per_judge), **settings)
-    combined["judges"] = {
-        name: summarize(rows, judge_family=judges[name].family, **settings) for name, rows in per_judge.items()
-    }
-    return combined

@@ -122,13 +122,14 @@ def test_runs_and_a_parallel_multirun_share_one_cache_without_loss(cli: Cli, ser
 
     cli.cache_dir = cli.tmp_path / "shared-cache"
     sweep = ("-m", *args, "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", "judge.temperature=0.0,0.5")
-    processes = [start(cli, f"run{i}", *args) for i in range(3)] + [start(cli, "sweep", *sweep)]
+    # Folders of their own: the solo run above already holds run1, and a used run folder is refused.
+    processes = [start(cli, f"parallel{i}", *args) for i in range(3)] + [start(cli, "sweep", *sweep)]
     outputs = [process.communicate(timeout=120) for process in processes]
 
     for process, (_, stderr) in zip(processes, outputs, strict=True):
         assert 0 == process.returncode, stderr
         assert "locked" not in stderr.lower() and "Traceback" not in stderr
-    runs = [decisions(cli.tmp_path / f"run{i}") for i in range(3)] + [decisions(cli.tmp_path / "sweep" / "0")]
+    runs = [decisions(cli.tmp_path / f"parallel{i}") for i in range(3)] + [decisions(cli.tmp_path / "sweep" / "0")]
     assert all(run == decisions(solo.run_dir) for run in runs)
     stats = judge.stats()
     assert 2 * prompts == stats["distinct_bodies"] == len(cached_replies(cli.cache_dir))

@@ -6,8 +6,9 @@ import time
 from typing import Any
 
 import pytest
-import yaml
+from omegaconf import OmegaConf
 
+from judgebias.config import RubricConfig
 from judgebias.item import Item
 from judgebias.parsing import parse_reply
 from judgebias.prompt import render_messages, shown
@@ -16,11 +17,21 @@ from tests.conftest import REPO
 pytestmark = pytest.mark.reliability
 
 
+def shipped_rubric(name: str) -> RubricConfig:
+    """A shipped rubric option as the schema composes it (the YAML states only what differs from the defaults)."""
+    node = OmegaConf.merge(
+        OmegaConf.structured(RubricConfig), OmegaConf.load(REPO / "conf" / "rubric" / f"{name}.yaml")
+    )
+    rubric = OmegaConf.to_object(node)
+    assert isinstance(rubric, RubricConfig)
+    return rubric
+
+
 def prompt(rubric: str) -> tuple[str, str]:
     """The (system, user) messages of a shipped rubric for one item, as a judge that echoes them would copy them."""
-    spec = yaml.safe_load((REPO / "conf" / "rubric" / f"{rubric}.yaml").read_text(encoding="utf-8"))
+    spec = shipped_rubric(rubric)
     one = Item(id="copy", question="What is 2 + 2?", a="4", b="Four, since 2 + 2 = 4.")
-    messages = render_messages(one, shown(one, 1, "letters"), spec["system"], spec["user"], spec["tie_label"])
+    messages = render_messages(one, shown(one, 1, "letters"), spec.system, spec.user, spec.tie_label)
     return messages[0]["content"], messages[1]["content"]
 
 

@@ -14,11 +14,11 @@ from typing import Any
 import diskcache
 import pytest
 
+from judgebias.backends.openai import OpenAIJudge
 from judgebias.cache import ReplyCache, call_key
 from judgebias.config import JudgeConfig, RubricConfig
 from judgebias.devserver import RunningServer
 from judgebias.errors import UserError
-from judgebias.openai_judge import OpenAIJudge
 from tests.conftest import Cli, Result, write_items
 from tests.reliability.conftest import KEY, KEY_ENV, cached_replies, local, pairs, run_here
 

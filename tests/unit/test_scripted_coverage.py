@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import random
 
+from judgebias.backends.scripted import ScriptedJudge
 from judgebias.config import JudgeConfig, RubricConfig
 from judgebias.item import Item
-from judgebias.judges import Request, ScriptedJudge
 from judgebias.metrics import summarize
 from judgebias.parsing import parse_reply
 from judgebias.prompt import shown
-from judgebias.record import CallResult, ItemResult
+from judgebias.record import CallResult, ItemResult, Request
 from judgebias.runner import item_result
 
 RUBRIC = RubricConfig(name="default", system="s", user="u")

@@ -16,11 +16,15 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from judgebias.backends.base import Backend
 from judgebias.config import JudgeConfig, RubricConfig
 from judgebias.errors import FatalJudgeError, UserError
-from judgebias.judges import Reply, Request
-from judgebias.parsing import parse_reply
 from judgebias.ratelimit import Pacer
+from judgebias.reading import read_reply
+from judgebias.record import Reply, Request
+from judgebias.redaction import replace_secrets
+from judgebias.settings import check_judge
+from judgebias.tokens import estimate_prompt_tokens
 
 if TYPE_CHECKING:
     from tenacity import RetryCallState
@@ -41,12 +45,20 @@ class CallFailed(Exception):
     """A call that still failed after its retries; the run records it as an explicit error and goes on."""
 
 
-class OpenAIJudge:
+def _sdk() -> Any:
+    """The openai SDK module: the one place it is imported, on first use (importing it costs about a second)."""
+    import openai
+
+    return openai
+
+
+class OpenAIJudge(Backend):
     """A judge behind an OpenAI-compatible chat-completions endpoint."""
 
+    paid = True
+
     def __init__(self, config: JudgeConfig, rubric: RubricConfig) -> None:
-        if not config.model:
-            raise UserError(f"judge {config.name!r} needs judge.model (the model id the endpoint serves)")
+        check_judge(config)  # judge.model and the retry, quota and key-name settings, also when built outside a run
         self.config = config
         self.rubric = rubric
         self.endpoint = config.base_url or OPENAI_ENDPOINT
@@ -83,8 +95,7 @@ class OpenAIJudge:
     def _openai(self) -> Any:
         with self._lock:
             if self._client is None:
-                import openai
-
+                openai = _sdk()
                 name = self.config.api_key_env
                 self._client = openai.OpenAI(
                     base_url=self.endpoint,
@@ -112,7 +123,7 @@ class OpenAIJudge:
 
     def reply_from_json(self, body: Mapping[str, Any], request: Request) -> Reply:
         """The Reply of one chat-completion response body (a live call's JSON, or a batch output line's body)."""
-        labels = (request.view.label_first, request.view.label_second, self.rubric.tie_label)
+        labels = request.view.labels(self.rubric.tie_label)
         choices = body.get("choices") or []
         choice: Mapping[str, Any] = choices[0] if choices else {}
         message = choice.get("message") or {}
@@ -130,8 +141,8 @@ class OpenAIJudge:
         """One call with bounded retries; a permanent error raises FatalJudgeError at once."""
         client = self._openai()
         params = self.request_body(request.messages)
-        labels = (request.view.label_first, request.view.label_second, self.rubric.tie_label)
-        estimate = sum(len(m["content"]) for m in request.messages) // 4 + self.config.max_tokens
+        labels = request.view.labels(self.rubric.tie_label)
+        estimate = estimate_prompt_tokens(request.messages) + self.config.max_tokens
 
         def attempt() -> Reply:
             self._raise_if_stopped()
@@ -158,8 +169,7 @@ class OpenAIJudge:
             self.stop(str(fatal))  # the calls queued behind this one would fail the same way: send none of them
             raise
         except Exception as error:
-            import openai
-
+            openai = _sdk()
             attempts = self.config.max_retries + 1
             if type(error) is openai.APIConnectionError and not self.reached:  # refused or unresolvable, not a timeout
                 # Nothing has ever come back: the endpoint is down or wrong, and every other call would fail too.
@@ -184,9 +194,7 @@ class OpenAIJudge:
             raise FatalJudgeError(self.stopped)
 
     def _unreadable(self, reply: Reply, request: Request) -> bool:
-        labels = (request.view.label_first, request.view.label_second)
-        verdict = parse_reply(reply.text, style=self.rubric.parser, labels=labels, tie_label=self.rubric.tie_label)
-        return verdict == "invalid"
+        return read_reply(reply, request.view, self.rubric) == "invalid"
 
     def _count_retry(self) -> None:
         with self._lock:
@@ -252,7 +260,7 @@ def call_with_retries(
 
 def is_transient(error: BaseException) -> bool:
     """Worth retrying: rate limits (not an exhausted quota), 5xx, timeouts, dropped connections, a cut-off reply."""
-    import openai
+    openai = _sdk()
 
     if isinstance(error, TruncatedReply | openai.APIConnectionError):  # includes APITimeoutError
         return True
@@ -270,7 +278,7 @@ def is_throttled(error: BaseException) -> bool:
 
 def is_permanent(error: BaseException) -> bool:
     """Retrying cannot help: bad key, no permission, unknown model, bad or too large request, exhausted quota."""
-    import openai
+    openai = _sdk()
 
     if not isinstance(error, openai.APIStatusError):
         return False
@@ -287,13 +295,13 @@ def explain(error: BaseException) -> str:
 
     def redact(text: str) -> str:
         """The text without the credential the request carried (before any cut, so no part of it survives)."""
-        return text.replace(secret, "[redacted]") if len(secret) >= 8 else text
+        return replace_secrets(text, (secret,))
 
     return _reason(error, redact)
 
 
 def _reason(error: BaseException, redact: Callable[[str], str]) -> str:
-    import openai
+    openai = _sdk()
 
     if isinstance(error, openai.APIStatusError):
         code = _error_code(error)

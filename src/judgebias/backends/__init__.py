@@ -1,0 +1,63 @@
+"""Judge backends, one file each, behind the base class in `base`; `build_backend` picks one by `judge.backend`.
+
+The registry holds factories, not classes, so the live backend's module (and with it the SDK's module graph) is
+imported only when a run uses it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from judgebias.backends.base import Backend
+from judgebias.config import BackendKind, JudgeConfig, RubricConfig
+from judgebias.errors import UserError
+
+
+@dataclass
+class Judging:
+    """One judge taking part in a run: its name, its config and the backend answering its calls."""
+
+    name: str
+    config: JudgeConfig
+    backend: Backend
+    key_checked: bool = False  # its credentials were checked before its first live call
+
+
+Factory = Callable[[JudgeConfig, RubricConfig, Path | None], Backend]
+
+
+def _openai(config: JudgeConfig, rubric: RubricConfig, judgments: Path | None) -> Backend:
+    from judgebias.backends.openai import OpenAIJudge
+
+    return OpenAIJudge(config, rubric)
+
+
+def _scripted(config: JudgeConfig, rubric: RubricConfig, judgments: Path | None) -> Backend:
+    from judgebias.backends.scripted import ScriptedJudge
+
+    return ScriptedJudge(config, rubric)
+
+
+def _replay(config: JudgeConfig, rubric: RubricConfig, judgments: Path | None) -> Backend:
+    from judgebias.backends.replay import ReplayJudge
+
+    return ReplayJudge(config, judgments)
+
+
+BACKENDS: dict[BackendKind, Factory] = {
+    BackendKind.openai: _openai,
+    BackendKind.scripted: _scripted,
+    BackendKind.replay: _replay,
+}
+
+
+def build_backend(config: JudgeConfig, rubric: RubricConfig, judgments: Path | None) -> Backend:
+    """The backend named by `config.backend` (composition refuses other names; this guards direct callers)."""
+    try:
+        kind = BackendKind(config.backend)
+    except ValueError:
+        choices = ", ".join(kind.value for kind in BackendKind)
+        raise UserError(f"judge.backend={config.backend!r} is not a backend: use {choices}") from None
+    return BACKENDS[kind](config, rubric, judgments)

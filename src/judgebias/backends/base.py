@@ -1,0 +1,49 @@
+"""The one interface every judge backend implements, with every optional capability declared and defaulted.
+
+A backend must answer `complete`; everything else has a default that fits a free, offline judge, so callers ask
+the backend directly and never probe for attributes. A paid backend (its calls cost money or time) sets
+`paid = True` and provides `cache_request` (the cache key's input) and `check_key`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+from judgebias.item import Item
+from judgebias.record import Reply, Request
+
+
+class Backend(ABC):
+    """Answers judge calls. Subclasses implement `complete`; the rest are capabilities with defaults."""
+
+    paid: bool = False  # replies are cached on disk (never sent twice) and the key is checked before a call
+    retries: int = 0  # retries made so far, for the progress line
+
+    @abstractmethod
+    def complete(self, request: Request) -> Reply:
+        """The judge's reply to one call."""
+
+    def cache_request(self, messages: list[dict[str, str]]) -> dict[str, Any]:
+        """Everything that decides the reply (the cache key's input), never credentials; paid backends only."""
+        raise NotImplementedError(f"{type(self).__name__} is a free backend: its replies are not cached")
+
+    def check_key(self) -> None:
+        """Raise a UserError before any call when the credentials are missing (free backends need none)."""
+        return None
+
+    def has(self, item: Item) -> bool:
+        """Whether this backend can judge `item` at all (a replay judge only where it was recorded)."""
+        return True
+
+    def one_order(self, item: Item) -> bool:
+        """Whether only the first order exists for `item` (its second call is not made)."""
+        return False
+
+    def stop(self, reason: str) -> None:
+        """Fail every later call at once, unsent (a permanent error, or the run stopping); free backends: nothing."""
+        return None
+
+    def describe(self) -> str:
+        """The judge, for messages (never a key)."""
+        return type(self).__name__

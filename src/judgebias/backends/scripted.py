@@ -1,0 +1,49 @@
+"""Scripted judges: decide offline by a fixed rule (always the first, the longer, or noisy around the human label).
+
+For dry runs, tests and the no-key default run; their replies go through the rubric's parser like a live judge's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from judgebias.backends.base import Backend
+from judgebias.config import JudgeConfig, RubricConfig, Strategy
+from judgebias.record import Reply, Request
+from judgebias.settings import check_judge
+
+
+def format_reply(rubric: RubricConfig, label: str) -> str:
+    """How a scripted judge phrases its choice of `label`, in the rubric's own reply format."""
+    return rubric.reply_format.replace("{label}", label).replace("{label_lower}", label.lower())
+
+
+class ScriptedJudge(Backend):
+    """Offline judges with a fixed rule: for dry runs, tests, and the no-key default run."""
+
+    def __init__(self, config: JudgeConfig, rubric: RubricConfig) -> None:
+        check_judge(config)  # the strategy and its bias, also when built outside a run
+        self.config = config
+        self.rubric = rubric
+
+    def choose(self, request: Request) -> str:
+        """The positional choice by the scripted rule: "A" (first shown), "B" (second shown) or "tie"."""
+        view = request.view
+        if self.config.strategy == Strategy.always_a:
+            return "A"
+        if self.config.strategy == Strategy.longer:
+            return "B" if len(view.second) > len(view.first) else "A"
+        # noisy: with probability first_bias pick the first shown, else follow the human label (tie if none).
+        draw = int(hashlib.sha256(f"{request.item.id}|{view.order}".encode()).hexdigest()[:8], 16) / 2**32
+        if draw < self.config.first_bias:
+            return "A"
+        human = request.item.human
+        if human not in ("1", "2"):
+            return "tie"
+        return "A" if (human == "1") == (view.order == 1) else "B"  # the human's pick, where it is shown
+
+    def complete(self, request: Request) -> Reply:
+        """The rubric's reply for the scripted choice, in the words offered for it."""
+        label = request.view.label_of(self.choose(request), self.rubric.tie_label)
+        text = format_reply(self.rubric, label)
+        return Reply(text=text, completion_tokens=len(text.split()), model=f"scripted:{self.config.strategy}")

@@ -1,0 +1,87 @@
+"""The run's summary, built from its verdicts: pure (no files, no clock, no network), so writing takes it finished.
+
+The ensemble's merged rows are computed once per run (`combined_rows`) and shared by the figures and the ratings.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, cast
+
+from judgebias.config import Config, judges_of
+from judgebias.metrics import bradley_terry_ratings, ensemble_results, summarize
+from judgebias.record import ItemResult, Summary
+
+
+def combined_rows(per_judge: dict[str, list[ItemResult]]) -> list[ItemResult]:
+    """The run's verdict rows: the ensemble's merge of every judge's rows, or the one judge's own."""
+    return ensemble_results(per_judge) if len(per_judge) > 1 else next(iter(per_judge.values()))
+
+
+def ratings_for(combined: list[ItemResult], config: Config) -> list[dict[str, Any]]:
+    """Bradley–Terry ratings of the answering models from the run's (ensemble) verdicts."""
+    return bradley_terry_ratings(combined, resamples=config.bootstrap.resamples, seed=config.bootstrap.seed)
+
+
+def summarize_run(config: Config, per_judge: dict[str, list[ItemResult]], combined: list[ItemResult]) -> Summary:
+    """The metrics of the run: the ensemble's figures with each judge's own beside them, or the one judge's."""
+    settings: dict[str, Any] = {
+        "resamples": config.bootstrap.resamples,
+        "seed": config.bootstrap.seed,
+        "agreement_threshold": config.agreement_threshold,
+    }
+    judges = judges_of(config)
+    if len(per_judge) == 1:
+        ((name, rows),) = per_judge.items()
+        return cast(Summary, summarize(rows, judge_family=judges[name].family, **settings))
+    merged = cast(Summary, summarize(combined, **settings))
+    merged["judges"] = {
+        name: cast(Summary, summarize(rows, judge_family=judges[name].family, **settings))
+        for name, rows in per_judge.items()
+    }
+    return merged
+
+
+def build_summary(
+    config: Config,
+    per_judge: dict[str, list[ItemResult]],
+    combined: list[ItemResult],
+    notes: list[str],
+    failures: int,
+    elapsed: float,
+) -> Summary:
+    """summary.json: the run's identity, then every figure, then cost and notes."""
+    judges = judges_of(config)
+    identity: dict[str, Any] = {
+        "status": "errors" if failures else "ok",
+        "judge": next(iter(judges)) if len(judges) == 1 else "ensemble",
+        "rubric": config.rubric.name,
+        "data": config.data.name,
+    }
+    if len(judges) > 1:
+        identity["ensemble"] = list(judges)
+    summary = cast(Summary, identity | summarize_run(config, per_judge, combined))
+    cost, saved = 0.0, 0.0
+    models: set[str] = set()
+    for name, judge in judges.items():
+        price_in = judge.price_input_per_mtok / 1e6
+        price_out = judge.price_output_per_mtok / 1e6
+        for row in per_judge[name]:
+            for call in row.calls:
+                amount = call.prompt_tokens * price_in + call.completion_tokens * price_out
+                if call.cached:
+                    saved += amount
+                else:
+                    cost += amount
+                if call.model:
+                    models.add(call.model)
+    consistency_note = summary.get("position_consistency_note")
+    summary["cost_usd"] = round(cost, 6)
+    summary["saved_usd"] = round(saved, 6)
+    summary["models_reported"] = sorted(models)
+    summary["normalization"] = dataclasses.asdict(config.data.normalize)
+    summary["labels"] = str(config.rubric.labels)
+    summary["failed_calls"] = failures
+    summary["judging_seconds"] = round(elapsed, 3)
+    summary["notes"] = notes + ([consistency_note] if consistency_note else [])
+    return summary

@@ -1,0 +1,89 @@
+"""Loading items: each problem in a data file is one error naming the file, the line and the field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from judgebias.dataset import load_items, normalize_answer, resolve_path
+from judgebias.errors import UserError
+
+GOOD = '{"id": "1", "question": "q", "a": "x", "b": "y"}'
+
+
+def write(tmp_path: Path, text: str | bytes) -> Path:
+    """A data file with the given content."""
+    path = tmp_path / "items.jsonl"
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        pytest.param(GOOD + "\n{not json\n", ":2: not valid JSON", id="bad-json"),
+        pytest.param("[1, 2]\n", ":1: expected a JSON object, got list", id="not-object"),
+        pytest.param('{"id": "1", "question": "q", "a": "x"}\n', ":1: field 'b': missing", id="missing-field"),
+        pytest.param('{"id": " ", "question": "q", "a": "x", "b": "y"}\n', "field 'id': is empty", id="blank-id"),
+        pytest.param('{"id": 1, "question": "q", "a": "x", "b": "y"}\n', "field 'id': must be a string", id="int-id"),
+        pytest.param(GOOD + "\n" + GOOD + "\n", ":2: field 'id': duplicate id '1' (first on line 1)", id="dup"),
+        pytest.param(GOOD[:-1] + ', "human": "3"}\n', "field 'human': must be one of 1, 2, tie", id="bad-human"),
+        pytest.param(GOOD[:-1] + ', "human_votes": ["x"]}\n', "field 'human_votes'", id="bad-votes"),
+        pytest.param("\n\n", "the dataset is empty", id="empty"),
+        pytest.param(GOOD[:-1] + ', "a": "\\ud83d"}\n', "half of a UTF-16 surrogate pair", id="surrogate"),
+    ],
+)
+def test_a_bad_line_is_named_by_file_line_and_field(tmp_path: Path, content: str, expected: str) -> None:
+    """The first problem in a data file raises one UserError saying where it is and what is wrong."""
+    path = write(tmp_path, content)
+
+    with pytest.raises(UserError) as raised:
+        load_items(path)
+    assert str(path) in str(raised.value) and expected in str(raised.value), str(raised.value)
+
+
+def test_bytes_that_are_not_utf8_are_named_with_the_fix(tmp_path: Path) -> None:
+    """A file in another encoding is refused with its line and byte and the advice to save it as UTF-8."""
+    path = write(tmp_path, GOOD.encode() + b"\n" + '{"id": "é"}'.encode("latin-1") + b"\n")
+
+    with pytest.raises(UserError, match=r":2: not UTF-8 text \(byte 9\): save the file as UTF-8"):
+        load_items(path)
+
+
+def test_a_missing_file_and_a_folder_are_named(tmp_path: Path) -> None:
+    """A path that does not exist, or is a folder, says which setting to check."""
+    with pytest.raises(UserError, match="no such data file"):
+        load_items(tmp_path / "nope.jsonl")
+    with pytest.raises(UserError, match="is a folder, not a JSONL data file"):
+        load_items(tmp_path)
+
+
+def test_a_byte_order_mark_and_blank_lines_are_accepted(tmp_path: Path) -> None:
+    """A UTF-8 BOM on the first line and blank lines do not count as errors; unknown fields are kept."""
+    path = write(tmp_path, b"\xef\xbb\xbf" + GOOD[:-1].encode() + b', "turn": 2}\r\n\n')
+
+    (item,) = load_items(path)
+    assert ("1", "q", "x", "y", {"turn": 2}) == (item.id, item.question, item.a, item.b, item.extra)
+
+
+def test_a_data_root_that_is_not_a_folder_names_the_setting_and_the_folder(tmp_path: Path) -> None:
+    """A wrong data.root names the setting, where it led, and the fix."""
+    with pytest.raises(UserError, match=r"data.root=.* which is not a folder: pass the folder that holds items.jsonl"):
+        resolve_path("items.jsonl", str(tmp_path / "nowhere"))
+
+
+def test_the_shared_root_needs_its_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """root=shared without JUDGEBIAS_DATA_ROOT names the variable to set."""
+    monkeypatch.delenv("JUDGEBIAS_DATA_ROOT", raising=False)
+
+    with pytest.raises(UserError, match="JUDGEBIAS_DATA_ROOT is not set"):
+        resolve_path("items.jsonl", "shared")
+
+
+def test_normalising_strips_a_whole_answer_fence_and_cuts_words() -> None:
+    """Normalisation removes a fence around the whole answer, then keeps the first N words."""
+    assert "one two" == normalize_answer("  ```python\none two three\n```  ", strip=True, truncate_words=2)

@@ -1,0 +1,107 @@
+"""The verdicts.jsonl line: its fields, which appear only when they apply, and how the file is written."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from judgebias.item import Item
+from judgebias.metrics import ensemble_results
+from judgebias.output import VerdictWriter, verdict_line
+from judgebias.record import CallResult
+from judgebias.runner import item_result
+
+ITEM = Item(
+    id="q1", question="q", a="one two", b="three", human="1", human_votes=("1", "2"), model_a="m1", model_b="m2"
+)
+PLAIN = Item(id="q2", question="q", a="x", b="yy")
+
+
+def test_a_line_holds_the_verdict_the_calls_and_the_item_fields_in_order() -> None:
+    """A two-order line: verdict, both calls with reply and cache flag, human labels, models and lengths."""
+    row = item_result(ITEM, [CallResult("A", "A", True), CallResult("B", "B", False)])
+
+    assert {
+        "id": "q1",
+        "verdict": "1",
+        "call1": "A",
+        "call2": "B",
+        "consistent": True,
+        "raw1": "A",
+        "cached1": True,
+        "raw2": "B",
+        "cached2": False,
+        "human": "1",
+        "human_votes": ["1", "2"],
+        "model_a": "m1",
+        "model_b": "m2",
+        "chars_a": 7,
+        "chars_b": 5,
+        "words_a": 2,
+        "words_b": 1,
+    } == verdict_line(ITEM, row)
+    assert ["id", "verdict", "call1", "call2", "consistent", "raw1"] == list(verdict_line(ITEM, row))[:6]
+
+
+def test_optional_fields_appear_only_when_they_apply() -> None:
+    """No human labels or models without data for them; errors, probabilities and tags where present."""
+    calls = [
+        CallResult("A", "A", False, probs={"A": 0.75, "B": 0.25}, tag_first="X", tag_second="Y"),
+        CallResult("error", None, False, error="HTTP 500 (after 7 attempts)"),
+    ]
+    line = verdict_line(PLAIN, item_result(PLAIN, calls))
+
+    assert ("error", "HTTP 500 (after 7 attempts)", {"A": 0.75, "B": 0.25}, ["X", "Y"]) == (
+        line["verdict"],
+        line.get("error2"),
+        line.get("probs1"),
+        line.get("labels1"),
+    )
+    assert set() == {"human", "human_votes", "model_a", "model_b", "error1", "labels2"} & set(line)
+
+
+def test_a_one_order_recording_has_an_empty_second_call() -> None:
+    """Where only the first order exists, call2, raw2 and cached2 are null and consistency is not measured."""
+    line = verdict_line(PLAIN, item_result(PLAIN, [CallResult("B", "B", False)]))
+
+    assert (None, None, None, None, "2") == (
+        line["call2"],
+        line["raw2"],
+        line["cached2"],
+        line["consistent"],
+        line["verdict"],
+    )
+
+
+def test_the_file_is_partial_until_the_run_completes(tmp_path: Path) -> None:
+    """Lines stream to verdicts.jsonl.part, which becomes verdicts.jsonl only when the run commits."""
+    row = item_result(PLAIN, [CallResult("A", "A", False), CallResult("B", "B", False)])
+    writer = VerdictWriter(tmp_path, ensemble=False)
+    writer.write(PLAIN, {"j": row}, row)
+    partial = sorted(path.name for path in tmp_path.iterdir())
+    writer.commit()
+
+    assert (["verdicts.jsonl.part"], ["verdicts.jsonl"]) == (partial, sorted(p.name for p in tmp_path.iterdir()))
+    assert [verdict_line(PLAIN, row)] == [json.loads(line) for line in (tmp_path / "verdicts.jsonl").open()]
+
+
+def test_an_ensemble_line_holds_the_majority_and_every_judges_calls(tmp_path: Path) -> None:
+    """An ensemble line has the merged verdict at top level and each judge's calls and verdict under judges."""
+    rows = {
+        "x": item_result(PLAIN, [CallResult("A", "A", False), CallResult("B", "B", False)]),
+        "y": item_result(PLAIN, [CallResult("A", "A", False), CallResult("A", "A", False)]),
+        "z": item_result(PLAIN, [CallResult("A", "A", False), CallResult("B", "B", False)]),
+    }
+    (merged,) = ensemble_results({name: [row] for name, row in rows.items()})
+    writer = VerdictWriter(tmp_path, ensemble=True)
+    writer.write(PLAIN, rows, merged)
+    writer.commit()
+
+    (line,) = [json.loads(text) for text in (tmp_path / "verdicts.jsonl").open()]
+    assert ("1", ["x", "y", "z"], "tie", "raw1") == (
+        line["verdict"],
+        list(line["judges"]),
+        line["judges"]["y"]["verdict"],
+        next(key for key in line["judges"]["x"] if key.startswith("raw")),
+    )
+    assert "raw1" not in line
