@@ -29,7 +29,7 @@ from judgebias.formatting import points
 from judgebias.record import Summary
 
 FAILED_STATUSES = ("failed", "errors", "missing")
-RATES = ("win_rate", "position_consistency", "human_agreement")
+RATES = ("win_rate", "position_consistency", "human_agreement", "styled_wins")
 
 COLUMNS = (
     "job",
@@ -51,6 +51,10 @@ COLUMNS = (
     "human_agreement_low",
     "human_agreement_high",
     "human_agreement_n",
+    "styled_wins",
+    "styled_wins_low",
+    "styled_wins_high",
+    "styled_wins_n",
     "n_invalid",
     "failed_calls",
     "calls_live",
@@ -76,6 +80,7 @@ READABLE = (
     "biased 1st %",
     "biased 2nd %",
     "human agr. % [CI]",
+    "styled wins % [CI]",
     "invalid",
     "calls live/cached",
     "tokens in/out",
@@ -236,6 +241,7 @@ def readable(row: dict[str, Any]) -> list[str]:
         points(row.get("biased_first")),
         points(row.get("biased_second")),
         _rate(row, "human_agreement"),
+        _rate(row, "styled_wins"),
         text(row.get("n_invalid")),
         "" if live is None else f"{live}/{text(cached)}",
         "" if tokens_in is None else f"{tokens_in}/{text(tokens_out)}",

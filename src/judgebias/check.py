@@ -1,6 +1,7 @@
 """A gate for CI: fail when a judge or rubric regresses below the figures you promised.
 
 `python -m judgebias.check RUN_OR_SWEEP_DIR [more] --min-consistency 0.8 --max-biased-first 0.1 --min-agreement 0.75`
+(and --max-styled-wins 0.6 for style bias, among others: see --help)
 reads every summary.json under the given folders (a run folder, a sweep folder, or a folder of sweeps) and checks
 each job against every threshold given. Exit codes: 0 every job passes, 1 a threshold failed (or a job failed,
 had failed calls, or left no result), 2 usage error (bad option, no folder, no summary.json found).
@@ -55,6 +56,8 @@ GATES = (
     ("min_win_rate", "win_rate", True),
     ("max_win_rate", "win_rate", False),
     ("max_invalid_rate", "invalid_rate", False),
+    ("min_styled_wins", "styled_wins", True),
+    ("max_styled_wins", "styled_wins", False),
 )
 
 
@@ -131,6 +134,8 @@ def _missing_reason(name: str) -> str:
         return "the data has no human labels"
     if name in ("position_consistency", "biased_first", "biased_second"):
         return "only one order was recorded"
+    if name == "styled_wins":
+        return "no decisive verdict between answers that differ in formatting"
     return "the run did not report it"
 
 
@@ -163,6 +168,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--min-win-rate", type=_fraction, help="lowest win_rate of answer a")
     p.add_argument("--max-win-rate", type=_fraction, help="highest win_rate of answer a")
     p.add_argument("--max-invalid-rate", type=_fraction, help="highest share of calls with an unreadable reply")
+    p.add_argument("--min-styled-wins", type=_fraction, help="lowest styled_wins (below 0.5: plain answers favoured)")
+    p.add_argument(
+        "--max-styled-wins",
+        type=_fraction,
+        help="highest styled_wins: share of decisive verdicts won by the more formatted answer (0.5 = no style bias)",
+    )
     p.add_argument(
         "--skip-missing",
         action="store_true",

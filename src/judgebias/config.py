@@ -27,6 +27,7 @@ class Strategy(StrEnum):
     always_a = "always_a"
     longer = "longer"
     noisy = "noisy"
+    formatted = "formatted"
 
 
 class LabelStyle(StrEnum):
@@ -88,6 +89,7 @@ class JudgeConfig:
     family: str | None = None  # model family, to flag self-preference when items name their models
     strategy: Strategy | None = None  # scripted judges only
     first_bias: float = 0.0  # scripted "noisy": probability of picking the first-shown answer regardless
+    style_bias: float = 0.0  # scripted "formatted": probability of picking the more formatted answer regardless
     run: str | None = None  # replay: which recorded run (e.g. "repetition1"); null = the main run
 
 
@@ -110,6 +112,7 @@ class NormalizeConfig:
 
     strip: bool = False  # strip surrounding whitespace and a markdown fence around the whole answer
     truncate_words: int | None = None  # cut both answers to this many words
+    strip_markdown: bool = False  # render both answers as plain text (the remedy for a judge that rewards form)
 
 
 @dataclass

@@ -7,6 +7,7 @@ unique; `prompt` is accepted for `question`; any other field is kept and passed 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -17,6 +18,8 @@ from typing import Any
 
 from judgebias.errors import UserError
 from judgebias.item import Item
+from judgebias.style import strip_markdown as plain_text
+from judgebias.style import style_of
 
 HUMAN_LABELS = ("1", "2", "tie")
 EMBEDDED = "embedded"  # data.root value for datasets shipped inside the package
@@ -165,13 +168,34 @@ def _item(record: dict[str, Any], path: Path, number: int) -> Item:
     )
 
 
-def normalize_answer(text: str, *, strip: bool, truncate_words: int | None) -> str:
-    """Strip surrounding whitespace and a whole-answer markdown fence, then cut to `truncate_words` words."""
+def normalize_items(
+    items: list[Item], *, strip: bool, truncate_words: int | None, strip_markdown: bool = False
+) -> list[Item]:
+    """The items as judged, each answer normalised, with the formatting of the answers as written recorded."""
+    # style_a/style_b count the features of the answer after strip and truncation but before strip_markdown:
+    # a run that strips the markdown still knows which answer was the more formatted one, so its styled_wins
+    # shows whether stripping removed the judge's preference for it.
+    out = []
+    for item in items:
+        a = normalize_answer(item.a, strip=strip, truncate_words=truncate_words)
+        b = normalize_answer(item.b, strip=strip, truncate_words=truncate_words)
+        style_a, style_b = style_of(a), style_of(b)
+        if strip_markdown:
+            a = normalize_answer(item.a, strip=strip, truncate_words=truncate_words, strip_markdown=True)
+            b = normalize_answer(item.b, strip=strip, truncate_words=truncate_words, strip_markdown=True)
+        out.append(dataclasses.replace(item, a=a, b=b, style_a=style_a, style_b=style_b))
+    return out
+
+
+def normalize_answer(text: str, *, strip: bool, truncate_words: int | None, strip_markdown: bool = False) -> str:
+    """Strip whitespace and a whole-answer fence, render markdown as plain text, then cut to `truncate_words`."""
     if strip:
         text = text.strip()
         fenced = FENCED.match(text)
         if fenced:
             text = fenced.group(1).strip()
+    if strip_markdown:
+        text = plain_text(text)
     if truncate_words is not None:
         words = text.split()
         if len(words) > truncate_words:

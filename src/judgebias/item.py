@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from judgebias.style import Style
+
 
 @dataclass(frozen=True)
 class Item:
@@ -19,3 +21,5 @@ class Item:
     model_a: str | None = None
     model_b: str | None = None
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
+    style_a: Style | None = None  # formatting of a as written (kept when data.normalize.strip_markdown removes it)
+    style_b: Style | None = None

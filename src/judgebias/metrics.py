@@ -16,23 +16,28 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from judgebias import stats
 from judgebias.record import ItemResult
 from judgebias.stats import FloatArray
+from judgebias.style import FEATURES, Style
 from judgebias.verdict import is_consistent, preference, translate
 
 _SCORE = {"1": 1.0, "tie": 0.5, "2": 0.0}
 _KAPPA_LABELS = ("1", "2", "tie")
 _MIN_LC_ITEMS = 10
+_MIN_SC_ITEMS = 20  # decisive verdicts the style-controlled fit needs (it has up to eight coefficients)
+_MIN_FEATURE_ITEMS = 5  # a feature enters a style-controlled fit when a and b differ in it this often
 _BT_PRIOR = 1.0
 
 ONE_ORDER_NOTE = (
     "only one order was recorded (call2 is missing for every item), so position consistency, "
     "first/second-position bias and flip rates cannot be measured"
 )
-SOFT_NOTE = "the endpoint returned no log-probabilities"
+SOFT_NOTE = "judge.logprobs=true, but the endpoint returned no log-probabilities: no soft verdicts"
 NO_LENGTH_NOTE = "no answer lengths were recorded (chars and words are 0 for every item)"
+NO_STYLE_NOTE = "no style features were recorded (style_a and style_b are missing for every item)"
 
 # Order of the `ci` entries (only figures present in the summary get one).
 _CI_ORDER = (
@@ -49,6 +54,8 @@ _CI_ORDER = (
     "longer_wins",
     "length_verdict_corr",
     "length_controlled_win_rate",
+    "styled_wins",
+    "style_controlled_win_rate",
     "soft_win_rate",
     "human_agreement",
     "human_agreement_decisive",
@@ -61,6 +68,7 @@ _CI_ORDER = (
 
 Rate = tuple[FloatArray, FloatArray]
 Replicates = Callable[[FloatArray], FloatArray]
+IntArray = NDArray[np.int64]
 
 
 @dataclass
@@ -78,6 +86,7 @@ def summarize(
     seed: int = 0,
     agreement_threshold: float = 0.75,
     judge_family: str | None = None,
+    logprobs_requested: bool = False,
 ) -> dict[str, Any]:
     """Every figure of a run (counts, rates, position bias, human calibration, length, CIs), JSON-ready."""
     if resamples < 0:
@@ -105,7 +114,8 @@ def summarize(
     summary.update(_position(items, scored, score, orders, figures))
     summary.update(_pooled(items, scored, figures))
     summary.update(_length(items, scored, score, decisive, figures))
-    summary.update(_soft(items, scored, figures))
+    summary.update(_style(items, score, decisive, figures))
+    summary.update(_soft(items, scored, figures, logprobs_requested))
     if any(r.human is not None for r in items):
         summary.update(_human_labels(items, scored, agreement_threshold, figures))
     if any(r.human_votes for r in items):
@@ -178,15 +188,12 @@ def ensemble_results(per_judge: Mapping[str, Sequence[ItemResult]]) -> list[Item
 def bradley_terry_ratings(
     results: Sequence[ItemResult], *, resamples: int = 1000, seed: int = 0
 ) -> list[dict[str, Any]]:
-    """Elo-like Bradley–Terry ratings of the answering models, with bootstrap intervals; [] if < 3 models."""
+    """Elo-like Bradley–Terry ratings of the models, plain and style-controlled, with intervals; [] if < 3 models."""
     # Strengths come from the debiased verdicts (a tie is half a win each, failed items skipped) by Hunter's
     # MM algorithm with one virtual tie between every pair of models (see stats.bradley_terry_batch).
     # rating = 400 * log10(strength), shifted so that the mean rating is 1000: 400 points apart = 10:1 odds.
-    games = [
-        (r.model_a, r.model_b, _SCORE[r.verdict])
-        for r in results
-        if r.verdict != "error" and r.model_a and r.model_b and r.model_a != r.model_b
-    ]
+    rows = [r for r in results if r.verdict != "error" and r.model_a and r.model_b and r.model_a != r.model_b]
+    games = [(r.model_a or "", r.model_b or "", _SCORE[r.verdict]) for r in rows]
     models = sorted({m for a, b, _ in games for m in (a, b)})
     if len(models) < 3:
         return []
@@ -206,16 +213,26 @@ def bradley_terry_ratings(
         return table.reshape(rows, k, k)
 
     ratings = stats.elo_scale(stats.bradley_terry_batch(wins(np.ones((1, len(games)))), prior=_BT_PRIOR))[0]
-    blocks = [
-        stats.elo_scale(stats.bradley_terry_batch(wins(counts), prior=_BT_PRIOR))
-        for counts in stats.bootstrap_counts(len(games), resamples, seed)
-    ]
+    styled = _StyleControlledRatings(rows, first, second, outcome, k)
+    controlled = any(name in FEATURES for name in styled.features)  # else there is no formatting to control
+    style_ratings = styled.ratings(np.ones((1, len(games))))[0] if controlled else None
+    blocks, style_blocks = [], []
+    for counts in stats.bootstrap_counts(len(games), resamples, seed):
+        blocks.append(stats.elo_scale(stats.bradley_terry_batch(wins(counts), prior=_BT_PRIOR)))
+        if style_ratings is not None:
+            style_blocks.append(styled.ratings(counts, start=styled.fitted))
     replicates = np.concatenate(blocks) if blocks else np.empty((0, k))
+    style_replicates = np.concatenate(style_blocks) if style_blocks else np.empty((0, k))
     played = np.bincount(np.concatenate([first, second]), minlength=k)
+    style_rank = {}
+    if style_ratings is not None:
+        by_style = sorted(range(k), key=lambda i: (-float(style_ratings[i]), models[i]))
+        style_rank = {i: rank for rank, i in enumerate(by_style, start=1)}
     order = sorted(range(k), key=lambda i: (-float(ratings[i]), models[i]))
     out = []
     for rank, i in enumerate(order, start=1):
         interval = stats.percentile_interval(replicates[:, i])
+        style_interval = stats.percentile_interval(style_replicates[:, i]) if style_ratings is not None else None
         out.append(
             {
                 "model": models[i],
@@ -224,9 +241,49 @@ def bradley_terry_ratings(
                 "high": interval[1] if interval else None,
                 "rank": rank,
                 "n": int(played[i]),
+                "style_rating": float(style_ratings[i]) if style_ratings is not None else None,
+                "style_low": style_interval[0] if style_interval else None,
+                "style_high": style_interval[1] if style_interval else None,
+                "style_rank": style_rank.get(i),
             }
         )
     return out
+
+
+class _StyleControlledRatings:
+    """Bradley–Terry with the style covariates of the style-controlled win rate (Arena-Hard-Auto's style control)."""
+
+    # logit P(model i beats model j) = r_i - r_j + sum_f b_f * z_f (z: the game's covariates, as in
+    # _style_covariates), fitted by logistic regression on the game outcomes (a tie = 0.5). The plain fit's
+    # virtual tie between every pair of models is kept as one pseudo-game per pair with outcome 0.5 and no
+    # covariates, so with no covariate this is the plain model. The first model's r is fixed at 0; ratings
+    # are 400 * r / ln 10, shifted to a mean of 1000, like the plain ones.
+
+    def __init__(
+        self, rows: Sequence[ItemResult], first: IntArray, second: IntArray, outcome: FloatArray, k: int
+    ) -> None:
+        self.features, z = _style_covariates(rows)
+        self.k = k
+        pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
+        sides = np.zeros((len(rows) + len(pairs), k))
+        sides[np.arange(len(rows)), first] += 1.0
+        sides[np.arange(len(rows)), second] -= 1.0
+        for p, (i, j) in enumerate(pairs, start=len(rows)):
+            sides[p, i], sides[p, j] = 1.0, -1.0
+        covariates = np.vstack([z, np.zeros((len(pairs), z.shape[1]))])
+        self.design = np.column_stack([sides[:, 1:], covariates])
+        self.y = np.concatenate([outcome, np.full(len(pairs), 0.5)])
+        self.prior = np.full(len(pairs), _BT_PRIOR)
+        self.fitted: FloatArray | None = None
+
+    def ratings(self, counts: FloatArray, start: FloatArray | None = None) -> FloatArray:
+        """Style-controlled ratings for each row of game multiplicities (resamples x games)."""
+        weights = np.hstack([counts, np.broadcast_to(self.prior, (counts.shape[0], self.prior.size))])
+        beta = stats.fit_logistic_many(self.design, self.y, weights, start=start)
+        if self.fitted is None:
+            self.fitted = beta[0]
+        strengths = np.column_stack([np.zeros(counts.shape[0]), beta[:, : self.k - 1]])
+        return stats.elo_scale(np.exp(strengths))
 
 
 # --- the sections of the summary -------------------------------------------------------------------------
@@ -237,7 +294,11 @@ def _call_counts(items: Sequence[ItemResult]) -> dict[str, Any]:
     labels = [[c.label for c in r.calls] if r.calls else _positional(r) for r in items]
     calls = [c for r in items for c in r.calls]
     total = sum(len(ls) for ls in labels)
-    cached = sum(1 for c in calls if c.cached and c.label != "error")
+    answered = [c for c in calls if c.label != "error"]
+    cached = sum(1 for c in answered if c.cached)
+    offline = sum(1 for c in answered if c.offline and not c.cached)
+    # Requests an endpoint answered in this run; failed calls are counted as failures, not as replies.
+    live = sum(1 for c in answered if not c.cached and not c.offline) if calls else total - cached
     return {
         "n_errors": sum(1 for r in items if r.verdict == "error" or "error" in _positional(r)),
         "errors_call1": sum(1 for r in items if r.call1 == "error"),
@@ -245,7 +306,8 @@ def _call_counts(items: Sequence[ItemResult]) -> dict[str, Any]:
         "n_invalid": sum(ls.count("invalid") for ls in labels),
         "calls_total": total,
         "calls_cached": cached,
-        "calls_live": total - cached,
+        "calls_live": live,
+        "calls_offline": offline,
         "prompt_tokens": sum(c.prompt_tokens for c in calls),
         "completion_tokens": sum(c.completion_tokens for c in calls),
     }
@@ -389,13 +451,96 @@ def _length_controlled(
     return out
 
 
-def _soft(items: Sequence[ItemResult], scored: FloatArray, figures: _Figures) -> dict[str, Any]:
+def _style(items: Sequence[ItemResult], score: FloatArray, decisive: FloatArray, figures: _Figures) -> dict[str, Any]:
+    """Style bias: P(more formatted answer wins), the style-controlled win rate, the judge's style coefficients."""
+    # "More formatted" = more markdown features in all (Style.total); items whose answers carry as many
+    # features each, or whose styles were not recorded, are left out of styled_wins.
+    has = _mask(items, lambda r: r.style_a is not None and r.style_b is not None)
+    totals = np.array([_total(r.style_a) - _total(r.style_b) for r in items], dtype=np.float64)
+    differs = decisive * has * (totals != 0)
+    styled_won = differs * ((totals > 0) == (score > 0.5))
+    figures.rates["styled_wins"] = (styled_won, differs)
+    out: dict[str, Any] = {"styled_wins": _point(styled_won, differs), "styled_wins_n": int(differs.sum())}
+    if not has.any():
+        out["style_note"] = NO_STYLE_NOTE
+    out.update(_style_controlled(items, decisive * has, figures))
+    return out
+
+
+def _style_controlled(items: Sequence[ItemResult], decisive: FloatArray, figures: _Figures) -> dict[str, Any]:
+    """The win rate at equal length and formatting from one logistic fit of the decisive verdicts."""
+    # The length-controlled model with the style features added (after Arena-Hard-Auto's style control):
+    # logit P(a wins) = b0 + b_length * z_length + sum_f b_f * z_f, where each z is a log ratio
+    # log(count_a + 1) - log(count_b + 1) (words for length; headers, list items, ... for the features)
+    # divided by its standard deviation over the fitted items, not centred, so that z = 0 stays "a and b
+    # alike" and SC = sigmoid(b0). A feature enters only when a and b differ in it in at least
+    # _MIN_FEATURE_ITEMS fitted items (a feature seen once would get an arbitrary coefficient). The
+    # coefficients are log-odds per standard deviation: > 0 means the judge favours more of that feature.
+    keep = np.flatnonzero(decisive)
+    fitted = [items[int(i)] for i in keep]
+    out: dict[str, Any] = {
+        "style_controlled_win_rate": None,
+        "style_controlled_n": len(fitted),
+        "style_coefficients": {},
+    }
+    if keep.size < _MIN_SC_ITEMS:
+        needed = f"the style-controlled win rate needs at least {_MIN_SC_ITEMS}"
+        out["style_controlled_note"] = f"only {keep.size} decisive verdicts with recorded styles; {needed}"
+        return out
+    names, z = _style_covariates(fitted)
+    if not any(name in FEATURES for name in names):
+        out["style_controlled_note"] = (
+            f"a and b do not differ in any one formatting feature in {_MIN_FEATURE_ITEMS} or more decisive "
+            "items, so the verdicts cannot be separated from formatting"
+        )
+        return out
+    design = np.column_stack([np.ones(len(fitted)), z])
+    y = np.array([1.0 if r.verdict == "1" else 0.0 for r in fitted], dtype=np.float64)
+    beta = stats.fit_logistic_many(design, y, np.ones((1, len(fitted))))[0]
+    out["style_controlled_win_rate"] = float(stats.sigmoid(beta[:1])[0])
+    out["style_coefficients"] = {name: float(b) for name, b in zip(names, beta[1:], strict=True)}
+
+    def replicates(weights: FloatArray) -> FloatArray:
+        drawn = weights[:, keep]
+        intercepts = stats.fit_logistic_many(design, y, drawn, start=beta)[:, 0]
+        enough: FloatArray = np.where(drawn.sum(axis=1) >= _MIN_SC_ITEMS, stats.sigmoid(intercepts), np.nan)
+        return enough
+
+    figures.others["style_controlled_win_rate"] = replicates
+    return out
+
+
+def _style_covariates(rows: Sequence[ItemResult]) -> tuple[list[str], FloatArray]:
+    """The covariates of a style-controlled fit: their names ("length", then features) and scaled columns."""
+    # Shared by the style-controlled win rate and the style-controlled ratings: log ratios of a over b,
+    # divided by their standard deviation; length enters when it varies, a feature when a and b differ in
+    # it in at least _MIN_FEATURE_ITEMS rows.
+    columns = {"length": [math.log(r.words_a + 1) - math.log(r.words_b + 1) for r in rows]}
+    columns |= {name: [] for name in FEATURES}
+    for r in rows:
+        a = r.style_a.as_dict() if r.style_a is not None and r.style_b is not None else None
+        b = r.style_b.as_dict() if r.style_a is not None and r.style_b is not None else None
+        for name in FEATURES:
+            columns[name].append(0.0 if a is None or b is None else math.log(a[name] + 1) - math.log(b[name] + 1))
+    names, scaled = [], []
+    for name, values in columns.items():
+        x = np.array(values, dtype=np.float64)
+        differs = int(np.count_nonzero(x))
+        spread = float(x.std()) if x.size else 0.0
+        if spread > 0.0 and (name == "length" or differs >= _MIN_FEATURE_ITEMS):
+            names.append(name)
+            scaled.append(x / spread)
+    z = np.column_stack(scaled) if scaled else np.empty((len(rows), 0))
+    return names, z
+
+
+def _soft(items: Sequence[ItemResult], scored: FloatArray, figures: _Figures, requested: bool) -> dict[str, Any]:
     """Mean soft preference (P(a preferred) from log-probabilities) over the items that have one."""
     has = scored * _mask(items, lambda r: r.soft is not None)
     values = np.array([r.soft if r.soft is not None else 0.0 for r in items], dtype=np.float64) * has
     figures.rates["soft_win_rate"] = (values, has)
     out: dict[str, Any] = {"soft_win_rate": _point(values, has), "soft_n": int(has.sum())}
-    if out["soft_win_rate"] is None:
+    if out["soft_win_rate"] is None and requested:  # no note when nobody asked for log-probabilities
         out["soft_note"] = SOFT_NOTE
     return out
 
@@ -523,6 +668,11 @@ def _figure_value(summary: Mapping[str, Any], name: str) -> Any:
     if name == "self_preference":
         return summary["self_preference"]["own_win_rate"]
     return summary.get(name)
+
+
+def _total(style: Style | None) -> int:
+    """All markdown features of an answer (0 when not recorded)."""
+    return 0 if style is None else style.total
 
 
 def _mask(items: Iterable[ItemResult], test: Callable[[ItemResult], bool]) -> FloatArray:

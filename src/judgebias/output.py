@@ -25,6 +25,7 @@ from judgebias.formatting import ci_text, pct
 from judgebias.item import Item
 from judgebias.record import CallFields, CallResult, ItemResult, Request, Summary, VerdictLine
 from judgebias.tokens import estimate_prompt_tokens
+from judgebias.verdict import item_pick, item_winner
 
 PACKAGES = ("judgebias", "hydra-core", "omegaconf", "openai", "tenacity", "diskcache", "numpy")
 
@@ -63,6 +64,7 @@ def verdict_line(item: Item, row: ItemResult, *, with_calls: bool = True) -> Ver
     line: VerdictLine = {
         "id": row.id,
         "verdict": row.verdict,
+        "winner": item_winner(row.verdict),
         "call1": row.call1,
         "call2": row.call2,
         "consistent": row.consistent,
@@ -80,6 +82,9 @@ def verdict_line(item: Item, row: ItemResult, *, with_calls: bool = True) -> Ver
     line["chars_b"] = row.chars_b
     line["words_a"] = row.words_a
     line["words_b"] = row.words_b
+    if row.style_a is not None and row.style_b is not None:
+        line["style_a"] = row.style_a.as_dict()
+        line["style_b"] = row.style_b.as_dict()
     if row.soft is not None:
         line["soft"] = row.soft
     return line
@@ -87,7 +92,13 @@ def verdict_line(item: Item, row: ItemResult, *, with_calls: bool = True) -> Ver
 
 def _calls_fields(row: ItemResult) -> CallFields:
     """raw1/raw2, cached1/cached2, and errors, probabilities and random tags where present."""
-    fields: dict[str, Any] = {"call1": row.call1, "call2": row.call2, "consistent": row.consistent}
+    fields: dict[str, Any] = {
+        "call1": row.call1,
+        "call2": row.call2,
+        "consistent": row.consistent,
+        "pick1": item_pick(row.call1, 1),
+        "pick2": item_pick(row.call2, 2),
+    }
     for index, call in enumerate(_padded(row.calls), start=1):
         fields[f"raw{index}"] = call.raw if call else None
         fields[f"cached{index}"] = call.cached if call else None
@@ -124,8 +135,10 @@ def write_run(out_dir: Path, config: Config, summary: Summary, ratings: list[dic
 
 
 def write_ratings(path: Path, ratings: Iterable[dict[str, Any]]) -> None:
-    """ratings.csv: model, rating, low, high, rank (and n, the items the model appears in)."""
-    write_csv(path, ["model", "rating", "low", "high", "rank", "n"], ratings)
+    """ratings.csv: model, rating, low, high, rank, n (the items the model appears in), then the same with style
+    control (style_rating, style_low, style_high, style_rank; empty when the answers never differ in formatting)."""
+    columns = ["model", "rating", "low", "high", "rank", "n", "style_rating", "style_low", "style_high", "style_rank"]
+    write_csv(path, columns, ratings)
 
 
 def config_hash(config: Config) -> str:
@@ -185,7 +198,14 @@ def dry_run_estimate(
     judge, never cached).
     """
     per_judge: dict[str, dict[str, Any]] = {
-        j.name: {"calls": 0, "calls_live": 0, "calls_cached": 0, "prompt_tokens_est": 0, "cost_usd_est": 0.0}
+        j.name: {
+            "calls": 0,
+            "calls_live": 0,
+            "calls_cached": 0,
+            "calls_offline": 0,
+            "prompt_tokens_est": 0,
+            "cost_usd_est": 0.0,
+        }
         for j in judgings
     }
     seen: set[str] = set()
@@ -193,11 +213,13 @@ def dry_run_estimate(
         entry = per_judge[judging.name]
         entry["calls"] += 1
         tokens = estimate_prompt_tokens(request.messages)
-        if key is not None:
-            if key in seen or hit is not None:
-                entry["calls_cached"] += 1
-                continue
-            seen.add(key)
+        if key is None:  # a judge that sends no request: nothing goes live, nothing costs
+            entry["calls_offline"] += 1
+            continue
+        if key in seen or hit is not None:
+            entry["calls_cached"] += 1
+            continue
+        seen.add(key)
         entry["calls_live"] += 1
         entry["prompt_tokens_est"] += tokens
         entry["cost_usd_est"] += (
@@ -213,6 +235,7 @@ def dry_run_estimate(
         "calls_total": sum(e["calls"] for e in per_judge.values()),
         "calls_live": sum(e["calls_live"] for e in per_judge.values()),
         "calls_cached": sum(e["calls_cached"] for e in per_judge.values()),
+        "calls_offline": sum(e["calls_offline"] for e in per_judge.values()),
         "prompt_tokens_est": sum(e["prompt_tokens_est"] for e in per_judge.values()),
         "cost_usd_est": round(sum(e["cost_usd_est"] for e in per_judge.values()), 6),
         "judges": per_judge,
@@ -223,7 +246,8 @@ def format_dry_run(estimate: dict[str, Any]) -> str:
     """The dry run's one-screen account."""
     return (
         f"dry run: {estimate['judge']} / {estimate['rubric']} / {estimate['data']}: {estimate['n_items']} items, "
-        f"{estimate['calls_total']} calls: {estimate['calls_live']} would go live, {estimate['calls_cached']} cached; "
+        f"{estimate['calls_total']} calls: {estimate['calls_live']} would go live, {estimate['calls_cached']} cached, "
+        f"{estimate['calls_offline']} answered offline; "
         f"about {estimate['prompt_tokens_est']} prompt tokens, about ${estimate['cost_usd_est']:.4f}. Nothing was called."
     )
 
@@ -251,6 +275,12 @@ def format_summary(summary: Summary) -> str:
             f"  length: longer answer wins {pct(s.get('longer_wins'))} of decisive verdicts; "
             f"length-controlled win_rate {pct(s.get('length_controlled_win_rate'))}"
         )
+    if s.get("styled_wins") is not None:
+        lines.append(
+            f"  style: more formatted answer wins {pct(s['styled_wins'])}{ci_text(intervals.get('styled_wins'))} "
+            f"of {s.get('styled_wins_n')} decisive verdicts; style-controlled win_rate "
+            f"{pct(s.get('style_controlled_win_rate'))}"
+        )
     if "human_agreement" in s:
         lines.append(
             f"  human_agreement: {pct(s['human_agreement'])}{ci_text(intervals.get('human_agreement'))} on {s['human_agreement_n']} "
@@ -264,14 +294,19 @@ def format_summary(summary: Summary) -> str:
             )
     if s.get("soft_win_rate") is not None:
         lines.append(f"  soft_win_rate: {pct(s['soft_win_rate'])}")
+    offline = s.get("calls_offline", 0)
+    answered = f"calls_offline: {offline}" if offline else f"calls_live: {s['calls_live']}"
     lines.append(
-        f"  calls_total: {s['calls_total']}   calls_live: {s['calls_live']}   calls_cached: {s['calls_cached']}   "
+        f"  calls_total: {s['calls_total']}   {answered}   calls_cached: {s['calls_cached']}   "
         f"invalid replies: {s['n_invalid']}   failed calls: {s['failed_calls']}"
     )
-    lines.append(
-        f"  tokens: {s['prompt_tokens']} in / {s['completion_tokens']} out   cost_usd: {s['cost_usd']:.4f}   "
-        f"saved_usd: {s['saved_usd']:.4f}"
-    )
+    if offline and offline == s["calls_total"]:
+        lines.append("  tokens: none (an offline judge sends no request)   cost_usd: 0.0000")
+    else:
+        lines.append(
+            f"  tokens: {s['prompt_tokens']} in / {s['completion_tokens']} out   cost_usd: {s['cost_usd']:.4f}   "
+            f"saved_usd: {s['saved_usd']:.4f}"
+        )
     for judge, figures in (s.get("judges") or {}).items():
         lines.append(
             f"  - {judge}: win_rate {pct(figures['win_rate'])}  consistency {pct(figures['position_consistency'])}  "

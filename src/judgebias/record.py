@@ -11,6 +11,7 @@ from typing import Any, TypedDict
 
 from judgebias.item import Item
 from judgebias.prompt import Shown
+from judgebias.style import Style
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,7 @@ class CallResult:
     probs: dict[str, float] | None = None  # positional label -> probability, when logprobs were returned
     tag_first: str | None = None  # the label shown for the first answer (recorded for random tags)
     tag_second: str | None = None
+    offline: bool = False  # answered by a judge that sends no request (scripted, replay)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +93,8 @@ class ItemResult:
     words_a: int = 0
     words_b: int = 0
     soft: float | None = None  # P(a preferred), averaged over both orders, from logprobs
+    style_a: Style | None = None  # markdown features of a as written (None: not recorded)
+    style_b: Style | None = None
     calls: tuple[CallResult, ...] = field(default=(), compare=False)  # the calls behind call1/call2
 
 
@@ -106,6 +110,8 @@ class CallFields(TypedDict, total=False):
     call1: str  # positional reply with a shown first: "A" | "B" | "tie" | "invalid" | "error"
     call2: str | None  # with b shown first, NOT translated; null when that order does not exist
     consistent: bool | None
+    pick1: str | None  # call1 read in the item's frame: "a" | "b" | "tie" | "invalid" | "error"
+    pick2: str | None  # call2 read in the item's frame (translated back): "a" | "b" | ...; null when absent
     raw1: str | None
     raw2: str | None
     cached1: bool | None
@@ -123,6 +129,7 @@ class VerdictLine(CallFields, total=False):
     """One line of verdicts.jsonl: one item's verdict and the calls behind it."""
 
     id: str  # (`verdict`, "1" | "2" | "tie" | "error", and the call fields come from CallFields)
+    winner: str  # the verdict read in the item's frame: "a" | "b" | "tie" | "error"
     human: str
     human_votes: list[str]
     model_a: str | None
@@ -131,6 +138,8 @@ class VerdictLine(CallFields, total=False):
     chars_b: int
     words_a: int
     words_b: int
+    style_a: dict[str, int]  # markdown feature counts of a as written (style.FEATURES)
+    style_b: dict[str, int]
     soft: float
     judges: dict[str, CallFields]  # ensemble runs: every judge's calls and verdict
 
@@ -164,7 +173,8 @@ class Summary(TypedDict, total=False):
     n_invalid: int
     calls_total: int
     calls_cached: int
-    calls_live: int
+    calls_live: int  # requests answered by an endpoint in this run (not cached, not failed)
+    calls_offline: int  # calls answered by a judge that sends no request (scripted, replay)
     prompt_tokens: int
     completion_tokens: int
     wins: int
@@ -196,6 +206,13 @@ class Summary(TypedDict, total=False):
     length_controlled_n: int
     length_controlled_note: str
     length_note: str
+    styled_wins: float | None
+    styled_wins_n: int
+    style_controlled_win_rate: float | None
+    style_controlled_n: int
+    style_controlled_note: str
+    style_coefficients: dict[str, float]  # covariate ("length", a style feature) -> log-odds per SD
+    style_note: str
     soft_win_rate: float | None
     soft_n: int
     soft_note: str

@@ -23,7 +23,7 @@ from judgebias.backends.base import Backend
 from judgebias.cache import ReplyCache, call_key
 from judgebias.config import Config, LabelStyle, judges_of
 from judgebias.console import Progress
-from judgebias.dataset import load_items, normalize_answer, resolve_path
+from judgebias.dataset import load_items, normalize_items, resolve_path
 from judgebias.errors import FatalJudgeError, UserError
 from judgebias.files import write_json
 from judgebias.item import Item
@@ -32,6 +32,7 @@ from judgebias.prompt import render_messages, shown
 from judgebias.reading import read_reply
 from judgebias.record import CallResult, ItemResult, Reply, Request, Summary
 from judgebias.settings import check_settings
+from judgebias.style import style_of
 from judgebias.summary import build_summary, ratings_for
 from judgebias.verdict import is_consistent, reconcile
 
@@ -53,16 +54,9 @@ def prepare_items(config: Config) -> list[Item]:
     if data.limit is not None:
         items = items[: data.limit]
     norm = data.normalize
-    if norm.strip or norm.truncate_words is not None:
-        items = [
-            dataclasses.replace(
-                item,
-                a=normalize_answer(item.a, strip=norm.strip, truncate_words=norm.truncate_words),
-                b=normalize_answer(item.b, strip=norm.strip, truncate_words=norm.truncate_words),
-            )
-            for item in items
-        ]
-    return items
+    return normalize_items(
+        items, strip=norm.strip, truncate_words=norm.truncate_words, strip_markdown=norm.strip_markdown
+    )
 
 
 def run_experiment(config: Config, out_dir: Path, *, echo: Callable[[str], None] = print) -> Summary | dict[str, Any]:
@@ -247,7 +241,7 @@ def _finalise(
     by_judge: dict[str, list[CallResult]] = {}
     failures = 0
     for judging, request, pending in calls:
-        result = _call_result(config, request, pending)
+        result = _call_result(config, request, pending, offline=not judging.backend.paid)
         failures += result.label == "error"
         by_judge.setdefault(judging.name, []).append(result)
     rows = {name: item_result(item, results) for name, results in by_judge.items()}
@@ -267,7 +261,7 @@ def _slim(row: ItemResult) -> ItemResult:
     return dataclasses.replace(row, calls=tuple(dataclasses.replace(call, raw=None) for call in row.calls))
 
 
-def _call_result(config: Config, request: Request, pending: Pending) -> CallResult:
+def _call_result(config: Config, request: Request, pending: Pending, *, offline: bool) -> CallResult:
     """The parsed result of one call, or an explicit error state with its reason."""
     view = request.view
     tags = (view.label_first, view.label_second) if config.rubric.labels == LabelStyle.tags else (None, None)
@@ -304,6 +298,7 @@ def _call_result(config: Config, request: Request, pending: Pending) -> CallResu
         probs=probs,
         tag_first=tags[0],
         tag_second=tags[1],
+        offline=offline,
     )
 
 
@@ -326,5 +321,7 @@ def item_result(item: Item, calls: list[CallResult]) -> ItemResult:
         words_a=len(item.a.split()),
         words_b=len(item.b.split()),
         soft=soft_preference(calls[0].probs, calls[1].probs if len(calls) > 1 else None),
+        style_a=item.style_a if item.style_a is not None else style_of(item.a),
+        style_b=item.style_b if item.style_b is not None else style_of(item.b),
         calls=tuple(calls),
     )

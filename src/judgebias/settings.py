@@ -46,10 +46,12 @@ def check_judge(judge: JudgeConfig) -> None:
         if judge.strategy not in set(Strategy):
             raise UserError(
                 f"judge {judge.name!r}: judge.strategy={judge.strategy!r} is not a scripted strategy "
-                "(use always_a, longer or noisy)"
+                "(use always_a, longer, noisy or formatted)"
             )
         if not 0.0 <= judge.first_bias <= 1.0:
             raise UserError(f"judge {judge.name!r}: judge.first_bias={judge.first_bias} must be within [0, 1]")
+        if not 0.0 <= judge.style_bias <= 1.0:
+            raise UserError(f"judge {judge.name!r}: judge.style_bias={judge.style_bias} must be within [0, 1]")
 
 
 def _check_openai(judge: JudgeConfig) -> None:

@@ -194,6 +194,38 @@ def fit_logistic_batch(
     return b0, b1
 
 
+def fit_logistic_many(
+    features: FloatArray,
+    y: FloatArray,
+    weights: FloatArray,
+    *,
+    ridge: float = 1e-4,
+    start: FloatArray | None = None,
+    max_iter: int = 100,
+    tol: float = 1e-7,
+) -> FloatArray:
+    """Fit logit P(y = 1) = features @ beta for each row of item `weights` at once: (rows, columns) of beta."""
+    # The many-covariate form of fit_logistic_batch (same ridge, same capped Newton steps); y may be 0.5 (a
+    # tie counted half to each side). features is (items, columns) and carries its own intercept column when
+    # one is wanted. The Hessian of every row is one matrix product with the per-item outer products.
+    x = np.asarray(features, dtype=np.float64)
+    w = np.atleast_2d(np.asarray(weights, dtype=np.float64))
+    rows, columns = w.shape[0], x.shape[1]
+    beta = np.zeros((rows, columns)) if start is None else np.array(np.broadcast_to(start, (rows, columns)))
+    outer = (x[:, :, None] * x[:, None, :]).reshape(x.shape[0], columns * columns)
+    penalty = ridge * np.eye(columns)
+    for _ in range(max_iter):
+        p = sigmoid(beta @ x.T)
+        gradient = (w * (y[None, :] - p)) @ x - ridge * beta
+        hessian = ((w * p * (1.0 - p)) @ outer).reshape(rows, columns, columns) + penalty
+        step = np.linalg.solve(hessian, gradient[:, :, None])[:, :, 0]
+        length = np.sqrt((step * step).sum(axis=1))
+        beta += np.minimum(1.0, 5.0 / np.maximum(length, 1e-300))[:, None] * step
+        if float(length.max()) < tol:
+            break
+    return beta
+
+
 def bradley_terry(wins: FloatArray, *, prior: float = 1.0, max_iter: int = 10_000) -> FloatArray:
     """Bradley–Terry strengths (geometric mean 1) from wins[i, j] = wins of i over j, by MM iterations."""
     stack = np.asarray(wins, dtype=np.float64)[None, :, :]

@@ -33,10 +33,15 @@ def summarize_run(config: Config, per_judge: dict[str, list[ItemResult]], combin
     judges = judges_of(config)
     if len(per_judge) == 1:
         ((name, rows),) = per_judge.items()
-        return cast(Summary, summarize(rows, judge_family=judges[name].family, **settings))
-    merged = cast(Summary, summarize(combined, **settings))
+        judge = judges[name]
+        return cast(Summary, summarize(rows, judge_family=judge.family, logprobs_requested=judge.logprobs, **settings))
+    asked = any(judge.logprobs for judge in judges.values())
+    merged = cast(Summary, summarize(combined, logprobs_requested=asked, **settings))
     merged["judges"] = {
-        name: cast(Summary, summarize(rows, judge_family=judges[name].family, **settings))
+        name: cast(
+            Summary,
+            summarize(rows, judge_family=judges[name].family, logprobs_requested=judges[name].logprobs, **settings),
+        )
         for name, rows in per_judge.items()
     }
     return merged

@@ -36,6 +36,25 @@ def preference(call1_frame: str | None) -> Outcome | None:
     return "tie"  # "tie" and "invalid" prefer neither answer
 
 
+ITEM_FRAME = {"1": "a", "2": "b"}
+
+
+def item_pick(call: str | None, order: int) -> str | None:
+    """A positional reply read in the item's frame: "a" or "b" for the answer it prefers, else the reply itself.
+
+    In order 1 answer a is shown first ("A" means a); in order 2 it is shown second ("A" means b).
+    """
+    if call is None:
+        return None
+    frame = call if order == 1 else translate(call)
+    return {"A": "a", "B": "b"}.get(frame or "", frame)
+
+
+def item_winner(verdict: str) -> str:
+    """The verdict ("1", "2", "tie", "error") read in the item's frame ("a", "b", "tie", "error")."""
+    return ITEM_FRAME.get(verdict, verdict)
+
+
 def reconcile(call1: str, call2: str | None) -> Outcome:
     """The debiased verdict from the two positional replies (call2 untranslated).
 

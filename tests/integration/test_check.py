@@ -146,6 +146,25 @@ def test_win_rate_bounds_and_invalid_rate(tmp_path: Path, capsys: pytest.Capture
     ] == out
 
 
+def test_styled_wins_bound_and_its_missing_reason(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--max-styled-wins fails a judge that favours formatted answers; a run without the figure says why."""
+    biased = write_run(tmp_path / "biased", styled_wins=0.72)
+    unmeasured = write_run(tmp_path / "plain", styled_wins=None)
+
+    code, out, _ = gate(capsys, str(biased), "--max-styled-wins", "0.6")
+    missing = gate(capsys, str(unmeasured), "--max-styled-wins", "0.6")
+
+    assert 1 == code
+    assert [
+        "FAIL biased (noisy / default / q1): styled_wins = 0.720, needs styled_wins <= 0.6 (--max-styled-wins)"
+    ] == out
+    assert 1 == missing[0]
+    assert [
+        "FAIL plain (noisy / default / q1): styled_wins is not available (no decisive verdict between answers that "
+        "differ in formatting), so --max-styled-wins cannot pass (use --skip-missing to skip it)"
+    ] == missing[1]
+
+
 def test_usage_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """No summary.json, a path that does not exist, or a threshold outside 0..1 is a usage error (exit 2)."""
     (tmp_path / "empty").mkdir()

@@ -137,3 +137,40 @@ def test_own_judge_rubric_and_data_from_a_config_dir(tmp_path: Path, server) -> 
     assert 8 == judge.stats()["requests"]
     wrong = run_plain(tmp_path, "judge=team_jduge", config_dir="examples/own-configs")
     assert "did you mean judge=team_judge?" in wrong.stderr
+
+
+def test_offline_judges_are_counted_as_offline_not_live(cli: Cli) -> None:
+    """A scripted judge sends no request: calls_live is 0, its calls are calls_offline, no tokens, no soft note."""
+    result = cli("data.limit=6", "report=false")
+    summary = result.summary()
+    assert (12, 0, 12, 0, 0) == (
+        summary["calls_total"],
+        summary["calls_live"],
+        summary["calls_offline"],
+        summary["prompt_tokens"],
+        summary["completion_tokens"],
+    )
+    assert "soft_note" not in summary
+    assert "calls_offline: 12" in result.stdout and "calls_live" not in result.stdout
+
+
+def test_failed_calls_are_not_counted_as_live_replies(cli: Cli, server) -> None:  # type: ignore[no-untyped-def]
+    """Calls that failed after their retries are failed_calls; calls_live counts only the replies that came back."""
+    judge = server(policy="longer", p500=0.5, fault_seed=3)
+    overrides = ["judge=local", f"judge.base_url={judge.url}", "judge.max_retries=0", "judge.api_key_env=null"]
+    result = cli(*overrides, "data.limit=10", "report=false")
+    summary = result.summary()
+    assert 1 == result.code and summary["failed_calls"] > 0
+    assert summary["calls_total"] - summary["failed_calls"] == summary["calls_live"]
+    assert judge.stats()["completions_ok"] == summary["calls_live"]
+
+
+def test_a_verdict_line_reads_on_its_own(cli: Cli) -> None:
+    """Each line names the winner and each call's pick as a or b, in the item's frame, beside the raw fields."""
+    result = cli("data.limit=12", "report=false")
+    for line in result.verdicts():
+        assert {"1": "a", "2": "b"}.get(line["verdict"], line["verdict"]) == line["winner"]
+        assert {"A": "a", "B": "b"}.get(line["call1"], line["call1"]) == line["pick1"]
+        assert {"A": "b", "B": "a"}.get(line["call2"], line["call2"]) == line["pick2"]
+        if line["pick1"] == line["pick2"] and line["pick1"] in ("a", "b"):
+            assert line["pick1"] == line["winner"]

@@ -25,12 +25,12 @@ def test_soft_verdicts_from_logprobs(cli, server):
     assert summary["soft_win_rate"] == pytest.approx(sum(line["soft"] for line in lines) / 6)
 
 
-def test_no_logprobs_is_said_not_hidden(cli, server):
-    """Without log-probabilities the soft win rate is absent and the summary says why."""
+def test_no_soft_note_when_no_logprobs_were_asked_for(cli, server):
+    """Without judge.logprobs the soft win rate is absent and no note speaks of log-probabilities."""
     judge = server(policy="hash")
     result = cli(*local(judge.url, "data.limit=3"), env=KEY)
     assert result.summary()["soft_win_rate"] is None
-    assert "log-probabilities" in result.summary()["soft_note"]
+    assert "soft_note" not in result.summary()
 
 
 def test_normalisation_is_recorded_and_changes_the_cache_keys(cli, server, tmp_path):
@@ -42,7 +42,7 @@ def test_normalisation_is_recorded_and_changes_the_cache_keys(cli, server, tmp_p
     stripped = cli(*local(judge.url, "data=jsonl", f"data.path={data}", "data.normalize.strip=true"), env=KEY)
     assert (0, 0) == (plain.code, stripped.code)
     assert 4 == judge.stats()["requests"]
-    assert {"strip": True, "truncate_words": None} == stripped.summary()["normalization"]
+    assert {"strip": True, "truncate_words": None, "strip_markdown": False} == stripped.summary()["normalization"]
     assert (8, 8) == (stripped.verdicts()[0]["chars_a"], stripped.verdicts()[0]["chars_b"])
 
 

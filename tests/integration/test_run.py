@@ -42,7 +42,7 @@ def test_default_run_is_offline_and_complete(cli):
     assert summary["n_items"] == len(verdicts) >= 30
     assert 2 * summary["n_items"] == summary["calls_total"]
     assert all(FIELDS <= set(line) for line in verdicts)
-    assert "calls_live:" in result.stdout and "win_rate:" in result.stdout
+    assert "calls_offline: 96" in result.stdout and "win_rate:" in result.stdout
 
 
 def test_two_requests_per_item_then_a_free_rerun(cli, server):

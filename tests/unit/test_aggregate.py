@@ -98,9 +98,24 @@ def test_markdown_shows_percentages_with_intervals(tmp_path: Path) -> None:
     table = (tmp_path / "sweep_summary.md").read_text(encoding="utf-8")
     expected_row = (
         "| 0 | ok | noisy | default | q1 | 48 | 45.0 [32.0, 57.0] | 81.2 [70.0, 92.0] | 16.7 | 0.0 | "
-        "82.2 [71.0, 93.0] | 1 | 90/6 | 1200/96 | 0.0123 |"
+        "82.2 [71.0, 93.0] |  | 1 | 90/6 | 1200/96 | 0.0123 |"
     )
     assert expected_row == table.splitlines()[2]
+
+
+def test_styled_wins_column_with_its_interval_and_count(tmp_path: Path) -> None:
+    """The table shows styled_wins in percent with its interval; the CSV has value, low, high and n."""
+    ci = {"win_rate": [0.32, 0.57], "styled_wins": [0.55, 0.8]}
+    make_job(tmp_path, "0", ok_summary(styled_wins=0.675, styled_wins_n=40, ci=ci))
+
+    aggregate.aggregate([tmp_path], report=False)
+
+    (row,) = read_csv(tmp_path / "sweep_summary.csv")
+    expected = {"styled_wins": "0.675", "styled_wins_low": "0.55", "styled_wins_high": "0.8", "styled_wins_n": "40"}
+    assert expected == {key: row[key] for key in expected}
+    table = (tmp_path / "sweep_summary.md").read_text(encoding="utf-8").splitlines()
+    column = table[0].split(" | ").index("styled wins % [CI]")
+    assert "67.5 [55.0, 80.0]" == table[2].split(" | ")[column]
 
 
 def test_failed_job_is_a_row_with_its_error_and_the_others_survive(tmp_path: Path) -> None:

@@ -29,7 +29,10 @@ def composition_failure(*overrides: str) -> BaseException:
         ("rubric.labels=letter", "rubric.labels='letter' is not allowed: use one of letters, numbers, tags"),
         ("rubric.parser=json", "rubric.parser='json' is not allowed: use one of label, brackets, llmbar, pandalm"),
         ("progress=yes", "progress='yes' is not allowed: use one of auto, on, off"),
-        ("judge.strategy=random", "judge.strategy='random' is not allowed: use one of always_a, longer, noisy"),
+        (
+            "judge.strategy=random",
+            "judge.strategy='random' is not allowed: use one of always_a, longer, noisy, formatted",
+        ),
     ],
 )
 def test_a_value_outside_a_closed_set_is_refused_at_composition(override: str, expected: str) -> None:

@@ -137,7 +137,7 @@ def test_mixed_orders_note() -> None:
 
 
 def test_calls_cache_and_tokens() -> None:
-    """calls_total counts recorded calls; a failed call counts as live even if cached; tokens are summed."""
+    """calls_total counts recorded calls; a failed call is neither a live nor a cached reply; tokens are summed."""
     hit = CallResult("A", "a", True, prompt_tokens=10, completion_tokens=2)
     miss = CallResult("B", "b", False, prompt_tokens=12, completion_tokens=3)
     failed = CallResult("error", None, True, error="timeout")
@@ -146,7 +146,7 @@ def test_calls_cache_and_tokens() -> None:
         row("A", "error", id="1", calls=(hit, failed)),
     ]
     s = summarize(data)
-    assert (4, 2, 2) == (s["calls_total"], s["calls_cached"], s["calls_live"])
+    assert (4, 2, 1, 0) == (s["calls_total"], s["calls_cached"], s["calls_live"], s["calls_offline"])
     assert (32, 7) == (s["prompt_tokens"], s["completion_tokens"])
 
 
@@ -307,9 +307,10 @@ def test_soft_win_rate() -> None:
     data = [row("A", "B", id="0", soft=0.7), row("A", "B", id="1", soft=0.5), row("A", "B", id="2")]
     s = summarize(data)
     assert (pytest.approx(0.6), 2) == (s["soft_win_rate"], s["soft_n"])
-    none = summarize(FIVE)
+    none = summarize(FIVE, logprobs_requested=True)
     assert (None, SOFT_NOTE) == (none["soft_win_rate"], none["soft_note"])
-    assert "the endpoint returned no log-probabilities" == SOFT_NOTE
+    assert "endpoint returned no log-probabilities" in SOFT_NOTE
+    assert "soft_note" not in summarize(FIVE)  # nobody asked for log-probabilities: nothing to explain
 
 
 def test_ensemble_majorities() -> None:
@@ -455,6 +456,8 @@ def test_intervals_cover_every_rate() -> None:
         "longer_wins",
         "length_verdict_corr",
         "length_controlled_win_rate",
+        "styled_wins",
+        "style_controlled_win_rate",
         "soft_win_rate",
         "human_agreement",
         "human_agreement_decisive",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from judgebias import debiased_verdict, position_consistency, win_rate
-from judgebias.verdict import is_consistent, reconcile, translate
+from judgebias.verdict import is_consistent, item_pick, item_winner, reconcile, translate
 
 
 def always_a(question: str, first: str, second: str) -> str:
@@ -104,3 +104,18 @@ def test_judge_reply_outside_the_contract_is_refused() -> None:
     """A Python judge must return A, B or tie; anything else is an error, not a guess."""
     with pytest.raises(ValueError, match="'A', 'B' or 'tie'"):
         debiased_verdict(lambda q, a, b: "first", "q", "x", "y")
+
+
+@pytest.mark.parametrize(
+    ("call", "order", "expected"),
+    [("A", 1, "a"), ("B", 1, "b"), ("A", 2, "b"), ("B", 2, "a"), ("tie", 2, "tie"), ("invalid", 1, "invalid"),
+     ("error", 2, "error"), (None, 2, None)],
+)  # fmt: skip
+def test_a_call_reads_in_the_items_frame(call: str | None, order: int, expected: str | None) -> None:
+    """pick1/pick2 name the answer a call preferred as a or b, whichever order it was shown in."""
+    assert expected == item_pick(call, order)
+
+
+def test_the_verdict_reads_in_the_items_frame() -> None:
+    """winner names the verdict as a or b (tie and error stay as they are)."""
+    assert ["a", "b", "tie", "error"] == [item_winner(v) for v in ("1", "2", "tie", "error")]

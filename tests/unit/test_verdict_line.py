@@ -18,15 +18,19 @@ PLAIN = Item(id="q2", question="q", a="x", b="yy")
 
 
 def test_a_line_holds_the_verdict_the_calls_and_the_item_fields_in_order() -> None:
-    """A two-order line: verdict, both calls with reply and cache flag, human labels, models and lengths."""
+    """A two-order line: verdict and winner, both calls with their item-frame picks, reply and cache flag, human
+    labels, models and lengths."""
     row = item_result(ITEM, [CallResult("A", "A", True), CallResult("B", "B", False)])
 
     assert {
         "id": "q1",
         "verdict": "1",
+        "winner": "a",
         "call1": "A",
         "call2": "B",
         "consistent": True,
+        "pick1": "a",
+        "pick2": "a",
         "raw1": "A",
         "cached1": True,
         "raw2": "B",
@@ -39,8 +43,20 @@ def test_a_line_holds_the_verdict_the_calls_and_the_item_fields_in_order() -> No
         "chars_b": 5,
         "words_a": 2,
         "words_b": 1,
+        "style_a": {"headers": 0, "list_items": 0, "bold": 0, "italic": 0, "code_blocks": 0, "tables": 0},
+        "style_b": {"headers": 0, "list_items": 0, "bold": 0, "italic": 0, "code_blocks": 0, "tables": 0},
     } == verdict_line(ITEM, row)
-    assert ["id", "verdict", "call1", "call2", "consistent", "raw1"] == list(verdict_line(ITEM, row))[:6]
+    order = ["id", "verdict", "winner", "call1", "call2", "consistent", "pick1", "pick2", "raw1"]
+    assert order == list(verdict_line(ITEM, row))[:9]
+
+
+def test_the_line_counts_the_formatting_of_each_answer() -> None:
+    """style_a/style_b hold each answer's markdown feature counts, beside its length."""
+    formatted = Item(id="q3", question="q", a="## Plan\n\n- **one**\n- two", b="One, then two.")
+    line = verdict_line(formatted, item_result(formatted, [CallResult("A", "A", False), CallResult("B", "B", False)]))
+
+    assert {"headers": 1, "list_items": 2, "bold": 1, "italic": 0, "code_blocks": 0, "tables": 0} == line["style_a"]
+    assert 0 == sum(line["style_b"].values())
 
 
 def test_optional_fields_appear_only_when_they_apply() -> None:

@@ -57,4 +57,4 @@ class ReplayJudge(Backend):
     def complete(self, request: Request) -> Reply:
         raw1, raw2, _ = self.replies[request.item.id]
         text = raw1 if request.view.order == 1 else raw2
-        return Reply(text=text, completion_tokens=len((text or "").split()), model=f"replay:{self.config.name}")
+        return Reply(text=text, model=f"replay:{self.config.name}")  # no tokens: nothing was generated or billed

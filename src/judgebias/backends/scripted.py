@@ -1,4 +1,5 @@
-"""Scripted judges: decide offline by a fixed rule (always the first, the longer, or noisy around the human label).
+"""Scripted judges: decide offline by a fixed rule (always the first, the longer, or the human label with a known
+position or style bias).
 
 For dry runs, tests and the no-key default run; their replies go through the rubric's parser like a live judge's.
 """
@@ -11,6 +12,7 @@ from judgebias.backends.base import Backend
 from judgebias.config import JudgeConfig, RubricConfig, Strategy
 from judgebias.record import Reply, Request
 from judgebias.settings import check_judge
+from judgebias.style import style_of
 
 
 def format_reply(rubric: RubricConfig, label: str) -> str:
@@ -33,9 +35,15 @@ class ScriptedJudge(Backend):
             return "A"
         if self.config.strategy == Strategy.longer:
             return "B" if len(view.second) > len(view.first) else "A"
+        if self.config.strategy == Strategy.formatted:
+            # With probability style_bias (drawn once per item, so both orders agree) pick the shown answer with
+            # more markdown features when the two differ; else follow the human label. It sees only what is
+            # shown: answers stripped to plain text give it nothing to prefer.
+            first, second = style_of(view.first).total, style_of(view.second).total
+            if first != second and _draw(f"{request.item.id}|style") < self.config.style_bias:
+                return "A" if first > second else "B"
         # noisy: with probability first_bias pick the first shown, else follow the human label (tie if none).
-        draw = int(hashlib.sha256(f"{request.item.id}|{view.order}".encode()).hexdigest()[:8], 16) / 2**32
-        if draw < self.config.first_bias:
+        elif _draw(f"{request.item.id}|{view.order}") < self.config.first_bias:
             return "A"
         human = request.item.human
         if human not in ("1", "2"):
@@ -46,4 +54,9 @@ class ScriptedJudge(Backend):
         """The rubric's reply for the scripted choice, in the words offered for it."""
         label = request.view.label_of(self.choose(request), self.rubric.tie_label)
         text = format_reply(self.rubric, label)
-        return Reply(text=text, completion_tokens=len(text.split()), model=f"scripted:{self.config.strategy}")
+        return Reply(text=text, model=f"scripted:{self.config.strategy}")  # no tokens: nothing was generated or billed
+
+
+def _draw(seed: str) -> float:
+    """A number in [0, 1) fixed by `seed` (sha256), so a scripted run decides the same way every time."""
+    return int(hashlib.sha256(seed.encode()).hexdigest()[:8], 16) / 2**32
