@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha256sum | cut -c1-12)
 export JUDGEBIAS_DATA_ROOT ?= $(abspath ../shared/data)
 
-.PHONY: setup run test test-quick lint bench system clean
+.PHONY: setup run test test-quick lint bench system litellm clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,7 +20,7 @@ run: $(STAMP)
 	$(BIN)/python -m judgebias.run
 
 ## Everything CI runs: lint, format check, type check, the whole test suite (slow and reliability included).
-test: $(STAMP) system
+test: $(STAMP) system litellm
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/mypy src
@@ -34,9 +34,14 @@ test-quick: $(STAMP)
 system:
 	@bash tools/install-system.sh
 
+## LiteLLM's proxy for the gateway tests, in its own .venv-litellm (skipped at the pinned version, or with
+## JUDGEBIAS_SKIP_LITELLM=1).
+litellm:
+	@bash tools/install-litellm.sh
+
 ## Speed and memory benchmarks: ratios against baselines measured in the same run.
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info src/*.egg-info
+	rm -rf $(VENV) .venv-litellm build *.egg-info src/*.egg-info

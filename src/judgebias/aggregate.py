@@ -301,14 +301,13 @@ def aggregate(sweep_dirs: Sequence[Path], out_dir: Path | None = None, *, report
     write_csv(target / "sweep_summary.csv", list(COLUMNS), rows)
     write_text_atomic(target / "sweep_summary.md", markdown(rows))
     if report:
-        from judgebias.report import SweepJob, write_sweep_report
+        from judgebias.sweep_report import SweepJob, write_sweep_report
 
         pages = []
         for job, row in zip(jobs, rows, strict=True):
             page = job.path / "report.html"
             href = Path(os.path.relpath(page, target)).as_posix() if page.exists() else None
-            summary = cast(dict[str, Any], job.summary)  # until the report reads Summary itself
-            pages.append(SweepJob(job.name, summary, row["overrides"], href))
+            pages.append(SweepJob(job.name, job.summary, row["overrides"], href, job.path))
         write_sweep_report(target, pages)
     return rows
 

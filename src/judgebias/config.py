@@ -56,12 +56,33 @@ class CacheMode(StrEnum):
     only = "only"  # fail on a miss
 
 
+# `import` is a Python keyword: the functional form gives the member that name, so `judge.mode=import` composes.
+JudgeMode = StrEnum("JudgeMode", [("live", "live"), ("batch", "batch"), ("export", "export"), ("import", "import")])
+JudgeMode.__doc__ = "How a judge's missing calls are made (`judge.mode`): live, or by batch (docs/batch.md)."
+
+
 class ProgressMode(StrEnum):
     """When the progress line is drawn (`progress`)."""
 
     auto = "auto"  # only on a terminal
     on = "on"
     off = "off"
+
+
+class TokenBudgetParam(StrEnum):
+    """The request body field that carries `judge.max_tokens` (`judge.max_tokens_param`)."""
+
+    max_tokens = "max_tokens"  # chat models, most OpenAI-compatible servers
+    max_completion_tokens = "max_completion_tokens"  # OpenAI's reasoning models (and every OpenAI model since)
+
+
+class ReasoningEffort(StrEnum):
+    """How much a reasoning model thinks before it answers (`judge.reasoning_effort`)."""
+
+    minimal = "minimal"
+    low = "low"
+    medium = "medium"
+    high = "high"
 
 
 @dataclass
@@ -73,15 +94,20 @@ class JudgeConfig:
     model: str | None = None  # model id sent to an OpenAI-compatible endpoint
     base_url: str | None = None  # null = OpenAI's own endpoint
     api_key_env: str | None = "OPENAI_API_KEY"  # env var holding the key, read at call time; null = no key
-    temperature: float = 0.0
-    max_tokens: int = 16
-    seed: int | None = 0
-    top_p: float | None = None
+    temperature: float | None = 0.0  # null = not sent (reasoning models refuse anything but their default)
+    max_tokens: int | None = 16  # the reply's token budget (hidden reasoning tokens included); null = not sent
+    max_tokens_param: TokenBudgetParam = TokenBudgetParam.max_tokens  # the body field carrying max_tokens
+    seed: int | None = 0  # null = not sent
+    top_p: float | None = None  # null = not sent
     logprobs: bool = False  # ask for label log-probabilities (soft verdicts); part of the cache key
+    reasoning_effort: ReasoningEffort | None = None  # reasoning models only; part of the cache key; null = not sent
+    extra_body: dict[str, Any] = field(default_factory=dict)  # provider-specific body fields; part of the cache key
+    extra_headers: dict[str, str] = field(default_factory=dict)  # header -> NAME of the env var holding its value
     timeout: float = 60.0  # seconds per request; not part of the cache key
     max_retries: int = 6  # attempts after the first; not part of the cache key
-    retry_backoff: float = 0.5  # first exponential backoff in seconds (a server's Retry-After takes precedence)
+    retry_backoff: float = 0.5  # first exponential backoff in seconds (a server's announced wait takes precedence)
     retry_backoff_max: float = 30.0
+    max_wait: float = 300.0  # seconds of long announced waits (e.g. a per-minute window) one call waits out
     requests_per_minute: float | None = None  # client-side quota, so a run stays under a known limit
     tokens_per_minute: float | None = None
     price_input_per_mtok: float = 0.0  # USD per million prompt tokens
@@ -91,6 +117,13 @@ class JudgeConfig:
     first_bias: float = 0.0  # scripted "noisy": probability of picking the first-shown answer regardless
     style_bias: float = 0.0  # scripted "formatted": probability of picking the more formatted answer regardless
     run: str | None = None  # replay: which recorded run (e.g. "repetition1"); null = the main run
+    # Batch mode (docs/batch.md); none of these enters the cache key: a reply is the same however it was fetched.
+    mode: JudgeMode = JudgeMode.live  # live | batch (Batch API) | export (write a batch file) | import (read one)
+    batch_size: int = 50_000  # lines per batch at most (OpenAI's limit; files are also kept under 200 MB)
+    batch_poll_seconds: float = 30.0  # seconds between status checks while waiting
+    batch_wait: bool = True  # false: submit, print how to collect, exit 75
+    batch_discount: float = 0.5  # batched calls cost this fraction of the live price
+    batch_file: str | None = None  # judge.mode=import: the OpenAI-format output file to load
 
 
 @dataclass

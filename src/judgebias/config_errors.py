@@ -65,6 +65,8 @@ def composition_message(error: BaseException) -> str:
         key = failed.group(1)
         cause = str(error.__cause__ or "").strip()
         reason = cause.splitlines()[0].strip() if cause else ""
+        if reason.startswith("Key '") and "reference_type=Dict" in cause:  # a map such as judge.extra_headers
+            return f"{key} takes its entries one at a time: +{key}.NAME=VALUE (or write them in a judge YAML)"
         if reason.startswith("Key '") and " not in " in reason and not key.startswith("hydra."):
             return unknown_key_message(key)
         return f"{key}: {reason or text.splitlines()[0]}"

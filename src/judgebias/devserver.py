@@ -4,10 +4,14 @@ It exists so that the tests, the benchmarks and anyone trying judgebias without 
 real client (the official ``openai`` SDK, over real HTTP) against a judge whose decisions are known in
 advance. The judge reads the two fenced answers of the prompt and decides by a fixed policy; latency,
 rate limits and faults (429, 500, hangs, reset connections, truncated replies, exhausted quota) can be
-switched on, deterministically, to exercise the client's retries and error handling.
+switched on, deterministically, to exercise the client's retries and error handling. It can also behave as
+the judges and gateways people put in front of it: a reasoning model that refuses what OpenAI's refuse and spends
+hidden reasoning tokens out of the budget, replies that think aloud (``<think>``) or in a separate field, the
+wait headers of a gateway or of OpenAI's rate limiter, and a gateway's errors (the status in the body).
 
 Endpoints: ``POST /v1/chat/completions``, ``GET /v1/models``, ``GET /v1/models/{id}``, ``GET /stats``
-(counters, as JSON) and ``POST /reset`` (zero the counters).
+(counters, as JSON) and ``POST /reset`` (zero the counters); the Batch API's files and batches are in
+:mod:`judgebias.devserver_batch`.
 
 Use it in-process with :func:`start_server`, or from a shell::
 
@@ -36,6 +40,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import FrameType, TracebackType
 from typing import Any, Final, cast
 
+from judgebias.devserver_batch import BatchApi, BatchOptions, add_batch_arguments, batch_options
+
 __all__ = [
     "POLICIES",
     "RunningServer",
@@ -47,6 +53,10 @@ __all__ = [
 ]
 
 POLICIES: Final = ("longer", "first", "second", "hash", "tie")
+THINK_STYLES: Final = ("none", "inline", "field")  # no thinking; <think>...</think> in the reply; reasoning_content
+WAIT_STYLES: Final = ("openai", "litellm", "reset")  # how a 429 announces its wait (see _wait_headers)
+ERROR_STYLES: Final = ("openai", "gateway")  # gateway: the status in the body's code, LiteLLM's auth errors
+REASONING_TOKENS: Final = {"minimal": 16, "low": 128, "medium": 512, "high": 2048}  # hidden tokens spent per effort
 DEFAULT_MODEL: Final = "judgebias-dev"
 NO_ANSWERS_REPLY: Final = "I cannot find two answers."
 MAX_BODY_BYTES: Final = 16 * 1024 * 1024
@@ -88,6 +98,12 @@ class ServerOptions:
     fault_seed: int = 0
     hang_seconds: float = 30.0
     fault_retry_after: float = 0.05
+    reasoning_models: tuple[str, ...] = ()  # model ids that behave as OpenAI's reasoning models
+    think: str = "none"
+    wait_style: str = "openai"
+    error_style: str = "openai"
+    upstream_key_refused: bool = False  # every completion fails as a gateway's upstream credential would
+    batch: BatchOptions = field(default_factory=BatchOptions)  # the Batch API's timing and faults
     host: str = "127.0.0.1"
     port: int = 0
 
@@ -95,6 +111,9 @@ class ServerOptions:
         """Reject settings that would make the server's behaviour ill-defined."""
         if self.policy not in POLICIES:
             raise ValueError(f"policy must be one of {', '.join(POLICIES)}, got {self.policy!r}")
+        for name, allowed in (("think", THINK_STYLES), ("wait_style", WAIT_STYLES), ("error_style", ERROR_STYLES)):
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {getattr(self, name)!r}")
         for name in ("first_bias", *_FAULTS):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
@@ -126,6 +145,7 @@ class _Reply:
     tokens: tuple[str, ...]
     verdict_index: int | None = None
     verdict_top: tuple[tuple[str, float], ...] = ()
+    thinking: str = ""  # the reasoning a thinking model writes first (it names both labels before deciding)
 
 
 class _TokenBucket:
@@ -147,6 +167,10 @@ class _TokenBucket:
             return 0.0
         return (1.0 - self.tokens) / self.rate
 
+    def window(self) -> tuple[int, float]:
+        """Requests left now, and the seconds until the next one is admitted (caller holds the lock)."""
+        return int(self.tokens), max(0.0, (1.0 - self.tokens) / self.rate)
+
 
 class _State:
     """Counters and admission state shared by all handler threads, guarded by one lock."""
@@ -156,6 +180,7 @@ class _State:
         self.lock = threading.Lock()
         self.stopping = threading.Event()
         self.started = int(time.time())
+        self.batch = BatchApi(options.batch, self.answer, options.allowed_models)
         self._zero()
 
     def _zero(self) -> None:
@@ -183,6 +208,19 @@ class _State:
             self._zero()
             self.in_flight = in_flight
 
+    def answer(self, request: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """A batch line's status and body: what the live endpoint answers the same request, without faults."""
+        model = request.get("model")
+        if not isinstance(request.get("messages"), list) or not isinstance(model, str) or not model:
+            return 400, {"error": {"message": "The body needs 'model' and a 'messages' list.", "code": None}}
+        if self.options.allowed_models and model not in self.options.allowed_models:
+            message = f"The model `{model}` does not exist or you do not have access to it."
+            return 404, {"error": {"message": message, "type": "invalid_request_error", "code": "model_not_found"}}
+        with self.lock:
+            self.serial += 1
+            serial = self.serial
+        return 200, _completion(request, _decide(request, self.options), self.options, serial, truncate=False)
+
     def snapshot(self) -> dict[str, Any]:
         """The counters as JSON-ready data (the same dict GET /stats returns)."""
         with self.lock:
@@ -200,6 +238,7 @@ class _State:
                 "in_flight": self.in_flight,
                 "max_in_flight": self.max_in_flight,
                 "other_requests": self.other_requests,
+                "batch": self.batch.stats(),
             }
 
 
@@ -271,7 +310,7 @@ class _Handler(BaseHTTPRequestHandler):
         if path == "/stats":
             self._send_json(200, self._server.state.snapshot())
         elif path.startswith("/v1/"):
-            self._v1_other(path, "GET")
+            self._v1_other(path, "GET", b"")
         else:
             self._send_error(404, f"Unknown path {path!r}.", "invalid_request_error", "not_found")
 
@@ -286,7 +325,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._server.state.reset()
             self._send_json(200, {"reset": True})
         elif path.startswith("/v1/"):
-            self._v1_other(path, "POST")
+            self._v1_other(path, "POST", body)
         else:
             self._send_error(404, f"Unknown path {path!r}.", "invalid_request_error", "not_found")
 
@@ -307,11 +346,15 @@ class _Handler(BaseHTTPRequestHandler):
             return None
         return self.rfile.read(length)
 
-    def _v1_other(self, path: str, method: str) -> None:
+    def _v1_other(self, path: str, method: str, body: bytes) -> None:
         state = self._server.state
         with state.lock:
             state.other_requests += 1
         if not self._authorized(count=False):
+            return
+        batch = state.batch.handle(method, path, self.headers.get("Content-Type", ""), body)
+        if batch is not None:
+            self._send_bytes(*batch)
             return
         ids = state.options.model_ids
         if method == "GET" and path == "/v1/models":
@@ -342,6 +385,9 @@ class _Handler(BaseHTTPRequestHandler):
         key = state.options.api_key
         if key is None or header == f"Bearer {key}":
             return True
+        if state.options.error_style == "gateway":  # LiteLLM without a database cannot look a wrong key up
+            self._completion_error(400, "No connected db.", "no_db_connection", None, count=count)
+            return False
         message = (
             "You didn't provide an API key." if header is None else "Incorrect API key provided."
         ) + " (judgebias devserver)"
@@ -396,8 +442,8 @@ class _Handler(BaseHTTPRequestHandler):
                 wait = state.bucket.take()
             if wait > 0:
                 self._fault("rate_limit")
-                headers = _retry_after_headers(wait)
-                message = f"Rate limit reached for requests. Please try again in {headers[1][1]}ms."
+                headers = _wait_headers(wait, options.wait_style)
+                message = f"Rate limit reached for requests. Please try again in {math.ceil(wait * 1000)}ms."
                 self._completion_error(429, message, "requests", "rate_limit_exceeded", headers=headers)
                 return
         try:
@@ -419,6 +465,18 @@ class _Handler(BaseHTTPRequestHandler):
         if request.get("stream"):
             message = "Streaming is not supported by the judgebias devserver."
             self._completion_error(400, message, "invalid_request_error", None)
+            return
+        reasoning = model in options.reasoning_models
+        refused = _reasoning_refusal(request) if reasoning else None
+        if refused is not None:
+            self._completion_error(400, refused[0], "invalid_request_error", refused[1])
+            return
+        if options.upstream_key_refused:
+            message = (
+                "litellm.AuthenticationError: AuthenticationError: OpenAIException - Incorrect API key provided. "
+                "(judgebias devserver)"
+            )
+            self._completion_error(401, message, "authentication_error", None)
             return
 
         with state.lock:
@@ -444,8 +502,9 @@ class _Handler(BaseHTTPRequestHandler):
         if fault == "phang" and state.stopping.wait(options.hang_seconds):
             return
 
-        reply = _decide(request, options, digest)
-        payload = _completion(request, reply, options, serial, truncate=fault == "ptruncate")
+        reply = _decide(request, options)
+        spent = REASONING_TOKENS[request.get("reasoning_effort") or "medium"] if reasoning else 0
+        payload = _completion(request, reply, options, serial, truncate=fault == "ptruncate", reasoning_tokens=spent)
         data = _dumps(payload)
         if fault == "preset":
             self._send_partial_and_abort(data)
@@ -453,7 +512,8 @@ class _Handler(BaseHTTPRequestHandler):
         with state.lock:
             state.completions_ok += 1
             state.by_status[200] = state.by_status.get(200, 0) + 1
-        self._send_bytes(200, data)
+            window = state.bucket.window() if state.bucket is not None and options.wait_style == "reset" else None
+        self._send_bytes(200, data, _window_headers(*window) if window is not None else ())
 
     def _fault(self, name: str) -> None:
         state = self._server.state
@@ -489,6 +549,8 @@ class _Handler(BaseHTTPRequestHandler):
         *,
         headers: Iterable[tuple[str, str]] = (),
     ) -> None:
+        if self._server.state.options.error_style == "gateway":
+            code = str(status)  # LiteLLM puts the HTTP status in the body's code
         error = {"error": {"message": message, "type": type_, "param": None, "code": code}}
         self._send_bytes(status, _dumps(error), headers)
 
@@ -513,7 +575,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _send_bytes(self, status: int, data: bytes, headers: Iterable[tuple[str, str]] = ()) -> None:
         headers = tuple(headers)
         self._status = status
-        self._retry_after = next((int(value) / 1000 for name, value in headers if name == "retry-after-ms"), None)
+        self._retry_after = next(
+            (int(value.removesuffix("ms")) / 1000 for name, value in headers if name in _WAIT_MS_HEADERS), None
+        )
         self.wfile.write(self._head(status, len(data), headers) + data)
 
     def _send_partial_and_abort(self, data: bytes) -> None:
@@ -529,6 +593,54 @@ class _Handler(BaseHTTPRequestHandler):
 
 def _dumps(payload: object) -> bytes:
     return json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+_WAIT_MS_HEADERS: Final = ("retry-after-ms", "llm_provider-retry-after-ms", "x-ratelimit-reset-requests")
+
+
+def _wait_headers(wait: float, style: str) -> tuple[tuple[str, str], ...]:
+    """How a 429 announces its wait: OpenAI's retry-after(-ms), LiteLLM's llm_provider-retry-after(-ms), or
+    OpenAI's rate-limiter headers (no Retry-After: the requests window is used up and refills in a duration)."""
+    if style == "litellm":
+        return tuple((f"llm_provider-{name}", value) for name, value in _retry_after_headers(wait))
+    if style == "reset":
+        return _window_headers(0, wait)
+    return _retry_after_headers(wait)
+
+
+def _window_headers(remaining: int, reset: float) -> tuple[tuple[str, str], ...]:
+    """x-ratelimit-* headers of the requests window: requests left, and when it refills (a duration, e.g. "250ms")."""
+    return (
+        ("x-ratelimit-remaining-requests", str(remaining)),
+        ("x-ratelimit-reset-requests", f"{max(1, math.ceil(reset * 1000))}ms"),
+    )
+
+
+def _reasoning_refusal(request: dict[str, Any]) -> tuple[str, str] | None:
+    """What OpenAI's reasoning models answer 400 to (message, code), or None when the request is acceptable."""
+    if "max_tokens" in request:
+        return (
+            "Unsupported parameter: 'max_tokens' is not supported with this model. "
+            "Use 'max_completion_tokens' instead.",
+            "unsupported_parameter",
+        )
+    for name in ("temperature", "top_p"):
+        if name in request and request[name] != 1:
+            return (
+                f"Unsupported value: '{name}' does not support {request[name]} with this model. "
+                "Only the default (1) value is supported.",
+                "unsupported_value",
+            )
+    if request.get("logprobs") or "top_logprobs" in request:
+        return "Unsupported parameter: 'logprobs' is not supported with this model.", "unsupported_parameter"
+    effort = request.get("reasoning_effort")
+    if effort is not None and effort not in REASONING_TOKENS:
+        return (
+            f"Unsupported value: 'reasoning_effort' does not support {effort!r}; use one of "
+            f"{', '.join(REASONING_TOKENS)}.",
+            "unsupported_value",
+        )
+    return None
 
 
 def _retry_after_headers(wait: float) -> tuple[tuple[str, str], ...]:
@@ -580,7 +692,7 @@ def find_answers(prompt: str) -> tuple[tuple[str, str], tuple[str, str]] | None:
     return blocks[0], blocks[1]
 
 
-def _choose(options: ServerOptions, first: str, second: str, digest: bytes) -> int | None:
+def _choose(options: ServerOptions, first: str, second: str) -> int | None:
     """0 for the first-shown answer, 1 for the second, None for a tie, by the configured policy."""
     policy = options.policy
     if policy == "first":
@@ -591,14 +703,15 @@ def _choose(options: ServerOptions, first: str, second: str, digest: bytes) -> i
         return None
     if policy == "longer":
         return 1 if len(second) > len(first) else 0
-    if options.first_bias > 0 and _unit(b"first_bias", digest) < options.first_bias:
+    # Drawn from what is shown, not the request's bytes: a live call and a batch line get the same answer.
+    if options.first_bias > 0 and _unit(b"first_bias", first.encode(), second.encode()) < options.first_bias:
         return 0
     low, high = sorted((first, second))
     preferred = low if _unit(b"true", low.encode(), high.encode()) < 0.5 else high
     return 0 if preferred == first else 1
 
 
-def _decide(request: dict[str, Any], options: ServerOptions, digest: bytes = b"") -> _Reply:
+def _decide(request: dict[str, Any], options: ServerOptions) -> _Reply:
     """The judge's reply to a chat-completions request body under `options` (pure, deterministic)."""
     messages = [m for m in request.get("messages", ()) if isinstance(m, dict)]
     system = "\n".join(_text(m.get("content")) for m in messages if m.get("role") in ("system", "developer"))
@@ -608,7 +721,7 @@ def _decide(request: dict[str, Any], options: ServerOptions, digest: bytes = b""
         return _Reply(tuple(_WORD.findall(NO_ANSWERS_REPLY)))
     (label_1, text_1), (label_2, text_2) = answers
     labels = (label_1, label_2)
-    choice = _choose(options, text_1, text_2, digest)
+    choice = _choose(options, text_1, text_2)
     brackets = "[[A]]" in system
     tie_token = "C" if brackets else "tie"
     if choice is None:
@@ -620,22 +733,42 @@ def _decide(request: dict[str, Any], options: ServerOptions, digest: bytes = b""
         other = labels[1 - choice]
         top = ((verdict, _P_CHOSEN), (other, _P_OTHER), (tie_token, _P_TIE))
         sentence = f"Answer {verdict} addresses the question better than answer {other}."
+    thinking = (
+        f"Answer {label_2 if verdict == label_1 else label_1} looks better at first sight. "
+        f"Weighing both again, my verdict is {verdict}."
+    )
     if not brackets:
-        return _Reply((verdict,), 0, top)
+        return _Reply((verdict,), 0, top, thinking)
     tokens = (*_WORD.findall(sentence), "\n", "[[", verdict, "]]")
-    return _Reply(tokens, len(tokens) - 2, top)
+    return _Reply(tokens, len(tokens) - 2, top, thinking)
 
 
 def _completion(
-    request: dict[str, Any], reply: _Reply, options: ServerOptions, serial: int, *, truncate: bool
+    request: dict[str, Any],
+    reply: _Reply,
+    options: ServerOptions,
+    serial: int,
+    *,
+    truncate: bool,
+    reasoning_tokens: int = 0,
 ) -> dict[str, Any]:
-    """The ChatCompletion body for a decided reply (cut to its first 3 characters when `truncate`)."""
+    """The ChatCompletion body for a decided reply (cut to its first 3 characters when `truncate`).
+
+    A reasoning model spends `reasoning_tokens` hidden tokens out of the budget first, and a thinking model the
+    words of its thinking: a budget they use up leaves no verdict, with finish_reason "length" (an empty reply, or
+    one cut off inside <think>); every token spent is counted in completion_tokens, as billed.
+    """
     tokens = list(reply.tokens)
+    thought = reply.thinking.split() if options.think != "none" else []
     finish_reason = "stop"
     limit = request.get("max_completion_tokens") or request.get("max_tokens")
-    if isinstance(limit, int) and not isinstance(limit, bool) and 0 < limit < len(tokens):
-        tokens = tokens[:limit]
-        finish_reason = "length"
+    if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0:
+        reasoning_tokens = min(reasoning_tokens, limit)
+        thought = thought[: limit - reasoning_tokens]
+        room = limit - reasoning_tokens - len(thought)
+        if room < len(tokens):
+            tokens = tokens[:room]
+            finish_reason = "length"
     if truncate:
         kept: list[str] = []
         room = 3
@@ -647,6 +780,13 @@ def _completion(
         tokens = kept
         finish_reason = "length"
     content = "".join(tokens)
+    thinking = " ".join(thought)
+    message: dict[str, Any] = {"role": "assistant", "content": content, "refusal": None}
+    if thinking and options.think == "inline":
+        cut_off = finish_reason == "length" and not tokens
+        message["content"] = f"<think>\n{thinking}" + ("" if cut_off else f"\n</think>\n\n{content}")
+    elif thinking:
+        message["reasoning_content"] = thinking
     logprobs: dict[str, Any] | None = None
     if request.get("logprobs"):
         requested = request.get("top_logprobs")
@@ -665,7 +805,7 @@ def _completion(
     prompt_tokens = sum(
         len(_text(m.get("content")).split()) for m in request.get("messages", ()) if isinstance(m, dict)
     )
-    completion_tokens = len(content.split())
+    completion_tokens = len(content.split()) + len(thought) + reasoning_tokens
     return {
         "id": f"chatcmpl-dev{serial:010d}",
         "object": "chat.completion",
@@ -675,7 +815,7 @@ def _completion(
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": content, "refusal": None},
+                "message": message,
                 "logprobs": logprobs,
                 "finish_reason": finish_reason,
             }
@@ -684,6 +824,7 @@ def _completion(
             "prompt_tokens": prompt_tokens,
             "completion_tokens": completion_tokens,
             "total_tokens": prompt_tokens + completion_tokens,
+            "completion_tokens_details": {"reasoning_tokens": reasoning_tokens},
         },
     }
 
@@ -780,6 +921,12 @@ def _parser() -> argparse.ArgumentParser:
     add("--fault-seed", type=int, default=0, help="seed of the deterministic fault draws")
     add("--hang-seconds", type=float, default=defaults.hang_seconds, help="how long a hang lasts")
     add("--fault-retry-after", type=float, default=defaults.fault_retry_after, help="Retry-After of p429")
+    add("--reasoning-model", action="append", default=[], help="model id that behaves as OpenAI's reasoning models")
+    add("--think", choices=THINK_STYLES, default=defaults.think, help="replies think aloud (inline) or in a field")
+    add("--wait-style", choices=WAIT_STYLES, default=defaults.wait_style, help="how a 429 announces its wait")
+    add("--error-style", choices=ERROR_STYLES, default=defaults.error_style, help="errors as OpenAI or a gateway")
+    add("--upstream-key-refused", action="store_true", help="fail every call as a gateway's upstream key would")
+    add_batch_arguments(parser)
     return parser
 
 
@@ -787,6 +934,8 @@ def options_from_args(argv: Sequence[str] | None = None) -> ServerOptions:
     """ServerOptions from command-line flags (one flag per field)."""
     args = vars(_parser().parse_args(argv))
     args["allowed_models"] = tuple(args.pop("allowed_model"))
+    args["reasoning_models"] = tuple(args.pop("reasoning_model"))
+    args["batch"] = batch_options(args)
     known = {f.name for f in fields(ServerOptions)}
     return ServerOptions(**{k: v for k, v in args.items() if k in known})
 

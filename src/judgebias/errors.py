@@ -13,5 +13,9 @@ class SecretInConfig(UserError):
         self.secret = secret
 
 
+class BatchPending(Exception):
+    """The run's missing calls are out as a batch (submitted, or exported to a file) and not collected yet."""
+
+
 class FatalJudgeError(UserError):
     """A permanent error from the judge endpoint (bad key, unknown model, quota): retrying cannot help."""

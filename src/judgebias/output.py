@@ -38,6 +38,7 @@ class VerdictWriter:
         self.final = out_dir / "verdicts.jsonl"
         self.partial = out_dir / "verdicts.jsonl.part"
         self.ensemble = ensemble
+        self.lines = 0
         self.file = self.partial.open("w", encoding="utf-8")
 
     def write(self, item: Item, rows: dict[str, ItemResult], combined: ItemResult) -> None:
@@ -48,6 +49,7 @@ class VerdictWriter:
             line = verdict_line(item, combined, with_calls=False)
             line["judges"] = {name: _judge_fields(row) for name, row in rows.items()}
         self.file.write(json.dumps(line, ensure_ascii=False) + "\n")
+        self.lines += 1
 
     def commit(self) -> None:
         """The run completed: the file becomes verdicts.jsonl."""
@@ -55,8 +57,10 @@ class VerdictWriter:
         os.replace(self.partial, self.final)
 
     def abandon(self) -> None:
-        """The run stopped early: keep what was decided in verdicts.jsonl.part."""
+        """The run stopped early: keep what was decided in verdicts.jsonl.part (no file when nothing was)."""
         self.file.close()
+        if not self.lines:
+            self.partial.unlink(missing_ok=True)
 
 
 def verdict_line(item: Item, row: ItemResult, *, with_calls: bool = True) -> VerdictLine:
@@ -131,7 +135,7 @@ def write_run(out_dir: Path, config: Config, summary: Summary, ratings: list[dic
     if config.report:
         from judgebias.report import write_report  # its template machinery only when a report is wanted
 
-        write_report(out_dir, cast(dict[str, Any], summary), ratings)  # until the report reads Summary itself
+        write_report(out_dir, summary, ratings)
 
 
 def write_ratings(path: Path, ratings: Iterable[dict[str, Any]]) -> None:
@@ -205,6 +209,7 @@ def dry_run_estimate(
             "calls_offline": 0,
             "prompt_tokens_est": 0,
             "cost_usd_est": 0.0,
+            "cost_usd_est_batch": 0.0,
         }
         for j in judgings
     }
@@ -222,10 +227,12 @@ def dry_run_estimate(
         seen.add(key)
         entry["calls_live"] += 1
         entry["prompt_tokens_est"] += tokens
-        entry["cost_usd_est"] += (
+        cost = (
             tokens * judging.config.price_input_per_mtok
-            + judging.config.max_tokens * judging.config.price_output_per_mtok
+            + (judging.config.max_tokens or 0) * judging.config.price_output_per_mtok
         ) / 1e6
+        entry["cost_usd_est"] += cost
+        entry["cost_usd_est_batch"] += cost * judging.config.batch_discount
     return {
         "dry_run": True,
         "judge": judgings[0].name if len(judgings) == 1 else "ensemble",
@@ -238,6 +245,7 @@ def dry_run_estimate(
         "calls_offline": sum(e["calls_offline"] for e in per_judge.values()),
         "prompt_tokens_est": sum(e["prompt_tokens_est"] for e in per_judge.values()),
         "cost_usd_est": round(sum(e["cost_usd_est"] for e in per_judge.values()), 6),
+        "cost_usd_est_batch": round(sum(e["cost_usd_est_batch"] for e in per_judge.values()), 6),
         "judges": per_judge,
     }
 
@@ -248,7 +256,8 @@ def format_dry_run(estimate: dict[str, Any]) -> str:
         f"dry run: {estimate['judge']} / {estimate['rubric']} / {estimate['data']}: {estimate['n_items']} items, "
         f"{estimate['calls_total']} calls: {estimate['calls_live']} would go live, {estimate['calls_cached']} cached, "
         f"{estimate['calls_offline']} answered offline; "
-        f"about {estimate['prompt_tokens_est']} prompt tokens, about ${estimate['cost_usd_est']:.4f}. Nothing was called."
+        f"about {estimate['prompt_tokens_est']} prompt tokens, about ${estimate['cost_usd_est']:.4f} live or "
+        f"${estimate['cost_usd_est_batch']:.4f} as a batch (judge.mode=batch). Nothing was called."
     )
 
 
@@ -299,6 +308,7 @@ def format_summary(summary: Summary) -> str:
     lines.append(
         f"  calls_total: {s['calls_total']}   {answered}   calls_cached: {s['calls_cached']}   "
         f"invalid replies: {s['n_invalid']}   failed calls: {s['failed_calls']}"
+        + (f"   calls_batched: {s['calls_batched']}" if s.get("calls_batched") else "")
     )
     if offline and offline == s["calls_total"]:
         lines.append("  tokens: none (an offline judge sends no request)   cost_usd: 0.0000")

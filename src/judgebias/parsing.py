@@ -13,6 +13,12 @@ Pure logic, no I/O. One small reader per style:
 - ``llmbar``: LLMBar's "Output (a)" / "Output (b)", possibly after a chain of thought.
 - ``pandalm``: PandaLM's first line ``1`` / ``2`` / ``Tie``, then a reason.
 
+Open-weight reasoning models served without a reasoning parser (Qwen3, DeepSeek-R1, gpt-oss on vLLM, Ollama or
+llama.cpp) write their thinking into the reply: ``<think>...</think>`` then the answer, or gpt-oss's
+``<|channel|>analysis ... <|channel|>final<|message|>`` answer. The verdict is read from the answer only, never from
+the thinking (which weighs both answers and names both labels); a reply that is all thinking (cut off before
+``</think>``) has no answer and is "invalid".
+
 Free text (``label`` and ``llmbar``) is read as a set of *claims*: a label in a choice-like context
 ("Output (b) is better", "I choose A", "verdict: B", a line holding only the label, "both are equally
 good"). A claim negated in its clause ("neither ... nor B is better", "if A is better") does not count.
@@ -161,9 +167,35 @@ def parse_reply(text: str | None, *, style: str, labels: tuple[str, str] = ("A",
         raise ValueError("labels and tie_label must be non-empty")
     if len({first.casefold(), second.casefold(), tie.casefold()}) != 3:
         raise ValueError(f"labels {labels!r} and tie_label {tie_label!r} must differ (ignoring case)")
-    if text is None or not text.strip():
+    if text is None:
+        return "invalid"
+    if "think>" in text or "<|channel|>" in text:
+        text = answer_part(text)
+    if not text.strip():
         return "invalid"
     return reader(text, (first, second), tie)
+
+
+_THINK_CLOSE = re.compile(r"</think>", re.IGNORECASE)
+_THINK_OPEN = re.compile(r"\s*<think>", re.IGNORECASE)
+_HARMONY_FINAL = "<|channel|>final<|message|>"
+_HARMONY_END = re.compile(r"<\|(?:return|end)\|>\s*$")
+
+
+def answer_part(text: str) -> str:
+    """The answer of a reply that carries its reasoning inline: what follows the last ``</think>`` (or gpt-oss's
+    final channel); "" when the reply opens a ``<think>`` block it never closes (the budget ran out thinking)."""
+    final = text.rfind(_HARMONY_FINAL)
+    if final >= 0:
+        return _HARMONY_END.sub("", text[final + len(_HARMONY_FINAL) :])
+    if "<|channel|>" in text and "<|channel|>analysis" in text:
+        return ""  # gpt-oss thinking only: no final channel yet
+    closes = list(_THINK_CLOSE.finditer(text))
+    if closes:
+        return text[closes[-1].end() :]
+    if _THINK_OPEN.match(text):
+        return ""
+    return text
 
 
 # ---------------------------------------------------------------- label style

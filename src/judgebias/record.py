@@ -73,6 +73,7 @@ class CallResult:
     tag_first: str | None = None  # the label shown for the first answer (recorded for random tags)
     tag_second: str | None = None
     offline: bool = False  # answered by a judge that sends no request (scripted, replay)
+    batched: bool = False  # answered by a batch collected in this run (priced at judge.batch_discount)
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +176,8 @@ class Summary(TypedDict, total=False):
     calls_cached: int
     calls_live: int  # requests answered by an endpoint in this run (not cached, not failed)
     calls_offline: int  # calls answered by a judge that sends no request (scripted, replay)
+    calls_batched: int  # of calls_live: answered by a batch collected in this run
+    batches: list[dict[str, Any]]  # each batch this run submitted or collected: id, status, total, completed, failed
     prompt_tokens: int
     completion_tokens: int
     wins: int
@@ -243,5 +246,7 @@ class Summary(TypedDict, total=False):
     normalization: dict[str, Any]
     labels: str
     failed_calls: int
+    retries: int  # requests retried (live judges)
+    timeouts: int  # of those, retried after a client-side timeout: possibly billed twice
     judging_seconds: float
     notes: list[str]

@@ -24,7 +24,7 @@ from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
 from judgebias.clusterlog import summarise_sacct_warnings
 from judgebias.config import Config, register_schemas
 from judgebias.config_errors import HeldStderr, composition_message, held_stderr, unknown_key_message
-from judgebias.errors import SecretInConfig, UserError
+from judgebias.errors import BatchPending, SecretInConfig, UserError
 from judgebias.files import write_json
 from judgebias.redaction import REDACTED
 from judgebias.rundir import register_resolver
@@ -34,6 +34,7 @@ EXIT_CALLS_FAILED = 1
 EXIT_CRASHED = 1
 EXIT_USER_ERROR = 2
 EXIT_INTERRUPTED = 130
+EXIT_BATCH_PENDING = 75  # EX_TEMPFAIL: calls out as a batch (or an exported file), not collected; rerun to collect
 
 
 def to_config(cfg: DictConfig) -> Config:
@@ -88,6 +89,11 @@ def job(cfg: DictConfig) -> int:
         print(f"judgebias: {reason}: every reply received so far is in the cache; rerun to resume", file=sys.stderr)
         write_json(out_dir / "summary.json", _failure(cfg, reason))
         return EXIT_CALLS_FAILED if multirun else EXIT_INTERRUPTED
+    except BatchPending as pending:
+        print(f"judgebias: {pending}")
+        if multirun:
+            write_json(out_dir / "summary.json", _failure(cfg, str(pending)) | {"status": "pending"})
+        return EXIT_BATCH_PENDING
     except KeyboardInterrupt:
         print(
             "\njudgebias: interrupted: every reply received so far is in the cache; rerun the same command to resume",

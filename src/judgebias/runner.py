@@ -21,13 +21,14 @@ from judgebias import output
 from judgebias.backends import Judging, build_backend
 from judgebias.backends.base import Backend
 from judgebias.cache import ReplyCache, call_key
-from judgebias.config import Config, LabelStyle, judges_of
+from judgebias.config import CacheMode, Config, LabelStyle, judges_of
 from judgebias.console import Progress
 from judgebias.dataset import load_items, normalize_items, resolve_path
 from judgebias.errors import FatalJudgeError, UserError
 from judgebias.files import write_json
 from judgebias.item import Item
 from judgebias.metrics import ensemble_results, soft_preference
+from judgebias.prefill import prefill
 from judgebias.prompt import render_messages, shown
 from judgebias.reading import read_reply
 from judgebias.record import CallResult, ItemResult, Reply, Request, Summary
@@ -45,6 +46,7 @@ class Pending:
     future: Future[Reply] | None = None
     cached: bool = False  # answered without a request of its own
     error: str | None = None
+    batched: bool = False  # answered by a batch collected in this run
 
 
 def prepare_items(config: Config) -> list[Item]:
@@ -89,11 +91,30 @@ def run_experiment(config: Config, out_dir: Path, *, echo: Callable[[str], None]
             echo(output.format_dry_run(estimate))
             return estimate
         started = time.monotonic()
-        per_judge, combined, failures = _judge_all(config, judgings, items, cache, out_dir)
+        prefilled = prefill(
+            judgings,
+            _looked_up(_requests(config, judgings, items), cache),
+            cache,
+            out_dir,
+            progress=config.progress,
+        )
+        if prefilled.batched and cache.mode == CacheMode.refresh:
+            cache.mode = CacheMode.use  # the batch refreshed every call: the rest of the run reads its replies
+        per_judge, combined, failures = _judge_all(config, judgings, items, cache, out_dir, prefilled.batched)
         elapsed = time.monotonic() - started
     finally:
         cache.close()
-    summary = build_summary(config, per_judge, combined, notes, failures, elapsed)
+    summary = build_summary(
+        config,
+        per_judge,
+        combined,
+        notes + [note for judging in judgings for note in judging.backend.notes()],
+        failures,
+        elapsed,
+        prefilled.batches,
+        retries=sum(judging.backend.retries for judging in judgings),
+        timeouts=sum(judging.backend.timeouts for judging in judgings),
+    )
     output.write_run(out_dir, config, summary, ratings_for(combined, config))
     echo(output.format_summary(summary))
     return summary
@@ -115,7 +136,12 @@ def _orders(backend: Backend, item: Item) -> tuple[int, ...]:
 
 
 def _judge_all(
-    config: Config, judgings: list[Judging], items: list[Item], cache: ReplyCache, out_dir: Path
+    config: Config,
+    judgings: list[Judging],
+    items: list[Item],
+    cache: ReplyCache,
+    out_dir: Path,
+    batched: set[str] = frozenset(),  # type: ignore[assignment]
 ) -> tuple[dict[str, list[ItemResult]], list[ItemResult], int]:
     """Run every call, finalise items in order as their calls complete, stream verdicts to disk.
 
@@ -141,7 +167,7 @@ def _judge_all(
                 current, calls = item, []
                 while slots and (len(slots) >= window or _done(slots[0][1])):
                     failures += _finalise(config, *slots.popleft(), per_judge, combined, writer, progress)
-            calls.append((judging, request, _start(judging, request, key, hit, cache, inflight, executor)))
+            calls.append((judging, request, _start(judging, request, key, hit, cache, inflight, executor, batched)))
         if current is not None:
             slots.append((current, calls))
         while slots:
@@ -193,8 +219,12 @@ def _start(
     cache: ReplyCache,
     inflight: dict[str, Pending],
     executor: ThreadPoolExecutor,
+    batched: set[str],
 ) -> Pending:
-    """Answer a call from the cache, or run a free backend inline, or send it to a worker."""
+    """Answer a call from the cache, or run a free backend inline, or send it to a worker.
+
+    A reply a batch brought in this run counts as paid by this run (not cached) the first time it is used.
+    """
     backend = judging.backend
     if key is None:
         try:
@@ -205,7 +235,10 @@ def _start(
             return Pending(error=f"{type(error).__name__}: {error}")
     same = inflight.get(key)
     if same is not None:  # the same prompt twice in one run (e.g. identical answers): one paid call
-        return Pending(reply=same.reply, future=same.future, cached=True, error=same.error)
+        return Pending(reply=same.reply, future=same.future, cached=True, error=same.error)  # never batched twice
+    if hit is not None and key in batched:  # remembered: a repeat of this prompt is a cache hit, as live
+        inflight[key] = Pending(reply=Reply.from_json(hit), batched=True)
+        return inflight[key]
     if hit is not None:  # not remembered in `inflight`: a repeat of this prompt is a cache hit again
         return Pending(reply=Reply.from_json(hit), cached=True)
     if cache.mode == "only":
@@ -299,6 +332,7 @@ def _call_result(config: Config, request: Request, pending: Pending, *, offline:
         tag_first=tags[0],
         tag_second=tags[1],
         offline=offline,
+        batched=pending.batched,
     )
 
 

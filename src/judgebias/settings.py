@@ -9,11 +9,22 @@ from __future__ import annotations
 
 import re
 
-from judgebias.config import BackendKind, Config, JudgeConfig, ProgressMode, Strategy, judges_of
+from judgebias.config import (
+    BackendKind,
+    CacheMode,
+    Config,
+    JudgeConfig,
+    JudgeMode,
+    ProgressMode,
+    Strategy,
+    TokenBudgetParam,
+    judges_of,
+)
 from judgebias.errors import SecretInConfig, UserError
 from judgebias.prompt import unknown_placeholders
 
 ENV_VAR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+REASONING_MODEL = re.compile(r"(?:^|/)(?:o\d|gpt-5)(?:$|[-.:])")  # OpenAI's o-series and gpt-5 family
 
 
 def check_settings(config: Config) -> None:
@@ -36,6 +47,7 @@ def check_settings(config: Config) -> None:
         raise UserError(f"data.normalize.truncate_words={truncate} must be at least 1 (or null)")
     for judge in judges_of(config).values():
         check_judge(judge)
+        check_batch(judge, config.cache.mode)
 
 
 def check_judge(judge: JudgeConfig) -> None:
@@ -54,6 +66,23 @@ def check_judge(judge: JudgeConfig) -> None:
             raise UserError(f"judge {judge.name!r}: judge.style_bias={judge.style_bias} must be within [0, 1]")
 
 
+def check_batch(judge: JudgeConfig, cache_mode: CacheMode) -> None:
+    """Batch modes need a judge whose replies are cached, and numbers in range."""
+    if judge.mode == JudgeMode.live:
+        return
+    where = f"judge {judge.name!r}: judge.mode={judge.mode}"
+    if judge.backend != BackendKind.openai:
+        raise UserError(f"{where} needs an OpenAI-compatible judge (backend=openai), not backend={judge.backend}")
+    if cache_mode in (CacheMode.off, CacheMode.only):
+        raise UserError(f"{where} fills the cache, so it needs cache.mode=use or refresh (not {cache_mode})")
+    if judge.batch_size < 1 or judge.batch_poll_seconds <= 0:
+        raise UserError(f"{where}: judge.batch_size must be >= 1 and judge.batch_poll_seconds > 0")
+    if not 0.0 <= judge.batch_discount <= 1.0:
+        raise UserError(f"{where}: judge.batch_discount={judge.batch_discount} must be within [0, 1] (0.5: half price)")
+    if judge.mode == JudgeMode["import"] and not judge.batch_file:
+        raise UserError(f"{where} needs judge.batch_file=PATH (the batch's output file)")
+
+
 def _check_openai(judge: JudgeConfig) -> None:
     """Numbers an HTTP judge needs in range: a negative backoff or quota would fail mid-run or silently mean none."""
     if not judge.model:
@@ -69,12 +98,49 @@ def _check_openai(judge: JudgeConfig) -> None:
     ):
         if quota is not None and quota <= 0:
             raise UserError(f"judge {judge.name!r}: judge.{key}={quota} must be > 0, or null for no client-side limit")
-    if judge.max_tokens < 1:
-        raise UserError(f"judge {judge.name!r}: judge.max_tokens={judge.max_tokens} must be at least 1")
+    if judge.max_tokens is not None and judge.max_tokens < 1:
+        raise UserError(f"judge {judge.name!r}: judge.max_tokens={judge.max_tokens} must be at least 1 (or null)")
+    if judge.max_wait < 0:
+        raise UserError(f"judge {judge.name!r}: judge.max_wait={judge.max_wait} must be >= 0 (seconds)")
+    for header, variable in judge.extra_headers.items():
+        if not ENV_VAR_NAME.fullmatch(str(variable)):
+            raise SecretInConfig(
+                f"judge {judge.name!r}: judge.extra_headers.{header} takes the NAME of an environment variable "
+                "holding the header's value, not the value itself; the value was removed from this run's saved config",
+                str(variable),
+            )
+    _check_reasoning(judge)
     if judge.api_key_env is not None and not ENV_VAR_NAME.fullmatch(judge.api_key_env):
         # Most likely the key itself: never echo it, and let the caller scrub it from Hydra's config dumps.
         raise SecretInConfig(
             f"judge {judge.name!r}: judge.api_key_env takes the NAME of an environment variable (e.g. "
             "OPENAI_API_KEY), not the key itself; the value was removed from this run's saved config",
             judge.api_key_env,
+        )
+
+
+def is_reasoning_model(judge: JudgeConfig) -> bool:
+    """A judge named as OpenAI's reasoning models (o-series, gpt-5 family), which refuse sampling settings."""
+    return bool(REASONING_MODEL.search((judge.model or "").lower()))
+
+
+def _check_reasoning(judge: JudgeConfig) -> None:
+    """What OpenAI's reasoning models answer 400 to, caught before the first call instead of mid-run."""
+    if not is_reasoning_model(judge):
+        return
+    refused = [
+        f"judge.{key}={value}"
+        for key, value, allowed in (
+            ("temperature", judge.temperature, (None, 1, 1.0)),
+            ("top_p", judge.top_p, (None, 1, 1.0)),
+            ("logprobs", judge.logprobs, (False,)),
+            ("max_tokens_param", str(judge.max_tokens_param), (TokenBudgetParam.max_completion_tokens,)),
+        )
+        if value not in allowed
+    ]
+    if refused:
+        raise UserError(
+            f"judge {judge.name!r} ({judge.model}) is a reasoning model, which refuses {', '.join(refused)}: set "
+            "judge.temperature=null judge.top_p=null judge.logprobs=false judge.max_tokens_param=max_completion_tokens "
+            "(as the gpt5, gpt5_mini and o4_mini presets do)"
         )

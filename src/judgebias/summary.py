@@ -6,6 +6,7 @@ The ensemble's merged rows are computed once per run (`combined_rows`) and share
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import Any, cast
 
 from judgebias.config import Config, judges_of
@@ -54,8 +55,16 @@ def build_summary(
     notes: list[str],
     failures: int,
     elapsed: float,
+    batches: Sequence[dict[str, Any]] = (),
+    *,
+    retries: int = 0,
+    timeouts: int = 0,
 ) -> Summary:
-    """summary.json: the run's identity, then every figure, then cost and notes."""
+    """summary.json: the run's identity, then every figure, then cost and notes.
+
+    `retries` counts every retried request of the live judges; `timeouts` those retried after a client-side
+    timeout, which the endpoint may have answered and billed as well.
+    """
     judges = judges_of(config)
     identity: dict[str, Any] = {
         "status": "errors" if failures else "ok",
@@ -74,6 +83,8 @@ def build_summary(
         for row in per_judge[name]:
             for call in row.calls:
                 amount = call.prompt_tokens * price_in + call.completion_tokens * price_out
+                if call.batched:
+                    amount *= judge.batch_discount
                 if call.cached:
                     saved += amount
                 else:
@@ -81,12 +92,16 @@ def build_summary(
                 if call.model:
                     models.add(call.model)
     consistency_note = summary.get("position_consistency_note")
+    summary["calls_batched"] = sum(call.batched for rows in per_judge.values() for row in rows for call in row.calls)
+    summary["batches"] = list(batches)
     summary["cost_usd"] = round(cost, 6)
     summary["saved_usd"] = round(saved, 6)
     summary["models_reported"] = sorted(models)
     summary["normalization"] = dataclasses.asdict(config.data.normalize)
     summary["labels"] = str(config.rubric.labels)
     summary["failed_calls"] = failures
+    summary["retries"] = retries
+    summary["timeouts"] = timeouts
     summary["judging_seconds"] = round(elapsed, 3)
     summary["notes"] = notes + ([consistency_note] if consistency_note else [])
     return summary

@@ -45,6 +45,7 @@ def test_wheel_install_runs_from_any_folder(tmp_path: Path) -> None:
     assert 0 == result.returncode, result.stderr
     assert 5 == json.loads((elsewhere / "out" / "summary.json").read_text())["n_items"]
     assert (elsewhere / "out" / ".hydra" / "config.yaml").exists()
+    assert "</html>" in (elsewhere / "out" / "report.html").read_text(encoding="utf-8")  # templates ship too
 
 
 def test_editable_install_reads_the_checkout_configs() -> None:

@@ -19,6 +19,7 @@ class Backend(ABC):
 
     paid: bool = False  # replies are cached on disk (never sent twice) and the key is checked before a call
     retries: int = 0  # retries made so far, for the progress line
+    timeouts: int = 0  # of those, retried after a client-side timeout (the endpoint may have billed both)
 
     @abstractmethod
     def complete(self, request: Request) -> Reply:
@@ -43,6 +44,10 @@ class Backend(ABC):
     def stop(self, reason: str) -> None:
         """Fail every later call at once, unsent (a permanent error, or the run stopping); free backends: nothing."""
         return None
+
+    def notes(self) -> list[str]:
+        """What the run's summary should say about this backend's calls (none by default)."""
+        return []
 
     def describe(self) -> str:
         """The judge, for messages (never a key)."""

@@ -1,36 +1,47 @@
 """The live judge: any OpenAI-compatible endpoint through the official `openai` SDK, with retries in one place.
 
 The SDK is imported only when the first live call is made, so a run answered from the cache starts fast. The
-SDK's own retries are off (max_retries=0): tenacity owns them, so attempts are bounded in one place and a
-server's Retry-After is honoured (never retried sooner than asked), shared by all workers.
+SDK's own retries are off (max_retries=0): tenacity owns them, so attempts are bounded in one place and every
+wait a server announces (judgebias.waits) is honoured, never retried sooner than asked, shared by all workers.
+A long announced wait (a per-minute window) is waited out instead of spending the retry budget, up to
+judge.max_wait seconds per call. The reply is read as JSON from the raw response (with its headers, so a reply
+saying its rate-limit window is used up pauses the next requests), which also skips the SDK's typed objects.
 """
 
 from __future__ import annotations
 
-import email.utils
+import json
 import os
 import random
 import re
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from judgebias.backends.base import Backend
-from judgebias.config import JudgeConfig, RubricConfig
+from judgebias.config import JudgeConfig, RubricConfig, TokenBudgetParam
 from judgebias.errors import FatalJudgeError, UserError
+from judgebias.parsing import answer_part
 from judgebias.ratelimit import Pacer
 from judgebias.reading import read_reply
 from judgebias.record import Reply, Request
 from judgebias.redaction import replace_secrets
 from judgebias.settings import check_judge
 from judgebias.tokens import estimate_prompt_tokens
+from judgebias.waits import announced_wait, format_seconds, window_exhausted
 
 if TYPE_CHECKING:
     from tenacity import RetryCallState
 
 OPENAI_ENDPOINT = "https://api.openai.com/v1"
 TOP_LOGPROBS = 5
+STARTUP_CONNECT_ATTEMPTS = 3  # nothing listening before any reply: give up after this many quick attempts
+STARTUP_CONNECT_BACKOFF = 0.5  # seconds between those attempts (at most)
+LONG_WAIT = 1.0  # an announced wait this long or longer does not spend a retry (bounded by judge.max_wait)
+NOTICE_EVERY = 10.0  # seconds between two retry notices on the terminal for the same reason
+SENT_SEPARATELY = ("model", "messages")  # everything else of the body goes to the SDK as extra_body
 
 
 class TruncatedReply(Exception):
@@ -52,6 +63,12 @@ def _sdk() -> Any:
     return openai
 
 
+def api_error() -> type[Exception]:
+    """The SDK's base class of every API error (status, connection, timeout), to catch them without importing it."""
+    error: type[Exception] = _sdk().APIError
+    return error
+
+
 class OpenAIJudge(Backend):
     """A judge behind an OpenAI-compatible chat-completions endpoint."""
 
@@ -64,33 +81,58 @@ class OpenAIJudge(Backend):
         self.endpoint = config.base_url or OPENAI_ENDPOINT
         self.pacer = Pacer(config.requests_per_minute, config.tokens_per_minute)
         self.retries = 0  # retries made so far, for the progress line
+        self.timeouts = 0  # requests retried after a client-side timeout (the server may have billed them)
+        self.budget_spent = 0  # replies that came back empty at finish_reason "length": the budget went to reasoning
+        self.logprobs_refused = False  # the endpoint refused logprobs once: later calls are sent without them
         self.reached = False  # some call has been answered: a later connection error is not "endpoint down"
         self.stopped: str | None = None  # once set, every call and retry fails at once with this reason, unsent
         self._stopping = threading.Event()  # wakes the workers sleeping between retries when the run stops
         self._client: Any = None
         self._lock = threading.Lock()
+        self._noticed: dict[str, float] = {}  # retry reason -> when it was last shown on the terminal
 
     def cache_request(self, messages: list[dict[str, str]]) -> dict[str, Any]:
-        """Everything that decides the reply, for the cache key: never the key, timeouts or retry counts."""
-        return {
+        """Everything that decides the reply, for the cache key: never the key, headers, timeouts or retry counts.
+
+        The keys of today's settings are fixed (users' caches stay warm); a newer setting enters only when set.
+        """
+        config = self.config
+        key: dict[str, Any] = {
             "endpoint": self.endpoint.rstrip("/"),
-            "model": self.config.model,
+            "model": config.model,
             "messages": messages,
-            "temperature": self.config.temperature,
-            "max_tokens": self.config.max_tokens,
-            "seed": self.config.seed,
-            "top_p": self.config.top_p,
-            "logprobs": self.config.logprobs,
+            "temperature": config.temperature,
+            "max_tokens": config.max_tokens,
+            "seed": config.seed,
+            "top_p": config.top_p,
+            "logprobs": config.logprobs,
         }
+        if config.max_tokens_param != TokenBudgetParam.max_tokens:
+            key["max_tokens_param"] = str(config.max_tokens_param)
+        if config.reasoning_effort is not None:
+            key["reasoning_effort"] = str(config.reasoning_effort)
+        if config.extra_body:
+            key["extra_body"] = dict(config.extra_body)
+        return key
 
     def check_key(self) -> None:
-        """Stop before any call when the key's env var is unset."""
+        """Stop before any call when the key's env var (or a header's) is unset."""
         name = self.config.api_key_env
         if name and not os.environ.get(name):
             raise UserError(
                 f"judge {self.config.name!r} needs {name} in the environment (or run judge=longer offline, "
                 f"or rerun from a warm cache)"
             )
+        for header, variable in self.config.extra_headers.items():
+            if not os.environ.get(variable):
+                raise UserError(
+                    f"judge {self.config.name!r}: header {header!r} takes its value from {variable}, which is not "
+                    f"set in the environment (set it, or drop judge.extra_headers.{header})"
+                )
+
+    def client(self) -> Any:
+        """The SDK client for this endpoint (made on first use), e.g. for the Batch API."""
+        return self._openai()
 
     def _openai(self) -> Any:
         with self._lock:
@@ -106,23 +148,34 @@ class OpenAIJudge(Backend):
             return self._client
 
     def request_body(self, messages: list[dict[str, str]]) -> dict[str, Any]:
-        """The chat-completions request body exactly as sent: by a live call, or as one line of a batch."""
-        params: dict[str, Any] = {
-            "model": self.config.model,
-            "messages": messages,
-            "temperature": self.config.temperature,
-            "max_tokens": self.config.max_tokens,
-        }
-        if self.config.seed is not None:
-            params["seed"] = self.config.seed
-        if self.config.top_p is not None:
-            params["top_p"] = self.config.top_p
-        if self.config.logprobs:
+        """The chat-completions request body exactly as sent: by a live call, or as one line of a batch.
+
+        A sampling setting that is null is not sent at all (reasoning models refuse temperature, top_p and
+        logprobs); the token budget goes under the name the endpoint wants (judge.max_tokens_param).
+        """
+        config = self.config
+        params: dict[str, Any] = {"model": config.model, "messages": messages}
+        if config.temperature is not None:
+            params["temperature"] = config.temperature
+        if config.max_tokens is not None:
+            params[str(config.max_tokens_param)] = config.max_tokens
+        if config.seed is not None:
+            params["seed"] = config.seed
+        if config.top_p is not None:
+            params["top_p"] = config.top_p
+        if config.logprobs and not self.logprobs_refused:
             params.update(logprobs=True, top_logprobs=TOP_LOGPROBS)
+        if config.reasoning_effort is not None:
+            params["reasoning_effort"] = str(config.reasoning_effort)
+        params.update(config.extra_body)
         return params
 
     def reply_from_json(self, body: Mapping[str, Any], request: Request) -> Reply:
-        """The Reply of one chat-completion response body (a live call's JSON, or a batch output line's body)."""
+        """The Reply of one chat-completion response body (a live call's JSON, or a batch output line's body).
+
+        Only `message.content` is the reply: a separate `reasoning_content` / `reasoning` field is the model's
+        thinking, not its verdict. Hidden reasoning tokens are part of `completion_tokens` (billed as output).
+        """
         labels = request.view.labels(self.rubric.tie_label)
         choices = body.get("choices") or []
         choice: Mapping[str, Any] = choices[0] if choices else {}
@@ -137,31 +190,62 @@ class OpenAIJudge(Backend):
             probs=_label_probs_json(choice.get("logprobs"), labels),
         )
 
+    def _headers(self) -> dict[str, str]:
+        """Extra HTTP headers, their values read from the environment at call time (never cached or written)."""
+        return {header: os.environ.get(variable, "") for header, variable in self.config.extra_headers.items()}
+
     def complete(self, request: Request) -> Reply:
         """One call with bounded retries; a permanent error raises FatalJudgeError at once."""
         client = self._openai()
-        params = self.request_body(request.messages)
-        labels = request.view.labels(self.rubric.tie_label)
-        estimate = estimate_prompt_tokens(request.messages) + self.config.max_tokens
+        body = self.request_body(request.messages)
+        estimate = estimate_prompt_tokens(request.messages) + (self.config.max_tokens or 0)
+        headers = self._headers() if self.config.extra_headers else None
 
         def attempt() -> Reply:
+            nonlocal body
             self._raise_if_stopped()
             ticket = self.pacer.wait(estimate)
             try:
                 self._raise_if_stopped()
-                response = client.chat.completions.create(**params)
+                raw = client.chat.completions.with_raw_response.create(
+                    model=body["model"],
+                    messages=body["messages"],
+                    extra_body={k: v for k, v in body.items() if k not in SENT_SEPARATELY},
+                    extra_headers=headers,
+                )
             except Exception as error:
                 self.pacer.release(ticket, succeeded=False, throttled=is_throttled(error))
+                if "logprobs" in body and _refuses_logprobs(error):
+                    # Degrade to hard verdicts rather than fail the run: this and every later call go without.
+                    self.logprobs_refused = True
+                    body = {k: v for k, v in body.items() if k not in ("logprobs", "top_logprobs")}
+                    return attempt()
                 raise
             self.pacer.release(ticket)
-            reply = _reply(response, labels)
-            if reply.finish_reason == "length" and self._unreadable(reply, request):
-                raise TruncatedReply(reply)
+            response_headers = raw.headers
+            if window_exhausted(response_headers):  # the next request would be refused: everyone waits
+                wait = announced_wait(response_headers, time.time())
+                if wait:
+                    self.pacer.pause_all(min(wait, self.config.max_wait))
+            reply = self.reply_from_json(json.loads(raw.text), request)
+            if reply.finish_reason == "length":
+                if not answer_part(reply.text or "").strip():
+                    with self._lock:  # the whole budget went to reasoning (hidden, or an unclosed <think>): again
+                        self.budget_spent += 1
+                    return reply
+                if self._unreadable(reply, request):
+                    raise TruncatedReply(reply)
             return reply
 
         try:
             reply = call_with_retries(
-                attempt, self.config, self.pacer, self._count_retry, self.describe, sleep=self._sleep
+                attempt,
+                self.config,
+                self.pacer,
+                self._on_retry,
+                self.describe,
+                sleep=self._sleep,
+                starting=lambda: not self.reached,
             )
         except TruncatedReply as truncated:
             return truncated.reply
@@ -170,13 +254,40 @@ class OpenAIJudge(Backend):
             raise
         except Exception as error:
             openai = _sdk()
-            attempts = self.config.max_retries + 1
             if type(error) is openai.APIConnectionError and not self.reached:  # refused or unresolvable, not a timeout
                 # Nothing has ever come back: the endpoint is down or wrong, and every other call would fail too.
-                raise FatalJudgeError(f"{self.describe()}: {explain(error)}, {attempts} attempts") from None
-            raise CallFailed(f"{explain(error)} (after {attempts} attempts)") from None
+                raise FatalJudgeError(f"{self.describe()}: {explain(error)}") from None
+            raise CallFailed(f"{explain(error)} (after {self._attempts_text(error)})") from None
         self.reached = True
         return reply
+
+    def _attempts_text(self, error: BaseException) -> str:
+        asked = retry_after(error)
+        long_wait = asked is not None and asked >= LONG_WAIT
+        return f"waiting out {self.config.max_wait:g}s" if long_wait else f"{self.config.max_retries + 1} attempts"
+
+    def notes(self) -> list[str]:
+        """What the summary should say about this judge's calls (timeouts, budgets spent reasoning, logprobs)."""
+        notes = []
+        if self.timeouts:
+            notes.append(
+                f"judge {self.config.name!r}: {self.timeouts} requests were retried after a client-side timeout "
+                f"(judge.timeout={self.config.timeout:g}s); the endpoint may have answered and billed them too, "
+                "so they may have been billed twice: raise judge.timeout to make this rare"
+            )
+        if self.budget_spent:
+            notes.append(
+                f"judge {self.config.name!r}: {self.budget_spent} replies came back empty with finish_reason "
+                f"'length': the judge spent its whole budget (judge.max_tokens={self.config.max_tokens}) reasoning "
+                "before answering; raise judge.max_tokens (or lower judge.reasoning_effort) and rerun: "
+                "a new budget is a new cache key, so those calls are asked again"
+            )
+        if self.logprobs_refused:
+            notes.append(
+                f"judge {self.config.name!r}: the endpoint refuses logprobs, so the calls were sent without them "
+                "and there are no soft verdicts (set judge.logprobs=false)"
+            )
+        return notes
 
     def stop(self, reason: str) -> None:
         """Fail every later call and retry at once, without a request (a permanent error, or the run stopping)."""
@@ -196,9 +307,23 @@ class OpenAIJudge(Backend):
     def _unreadable(self, reply: Reply, request: Request) -> bool:
         return read_reply(reply, request.view, self.rubric) == "invalid"
 
-    def _count_retry(self) -> None:
+    def _on_retry(self, error: BaseException, seconds: float) -> None:
+        """Count the retry (and a timeout's possible double bill); say on the terminal what is retried and why."""
+        openai = _sdk()
+
+        timeout = isinstance(error, openai.APITimeoutError)
+        reason = explain(error)
+        now = time.monotonic()
         with self._lock:
             self.retries += 1
+            self.timeouts += timeout
+            kind = f"{type(error).__name__} {getattr(error, 'status_code', '')}"  # not the text: it holds numbers
+            show = now - self._noticed.get(kind, -NOTICE_EVERY) >= NOTICE_EVERY
+            if show:
+                self._noticed[kind] = now
+        if show:
+            sys.stderr.write(f"judgebias: {self.describe()}: {reason}; retrying in {format_seconds(seconds)}\n")
+            sys.stderr.flush()
 
     def describe(self) -> str:
         """The judge and endpoint, for error messages (never the key)."""
@@ -209,11 +334,19 @@ def call_with_retries(
     attempt: Callable[[], Reply],
     config: JudgeConfig,
     pacer: Pacer,
-    on_retry: Callable[[], None],
+    on_retry: Callable[[BaseException, float], None],
     describe: Callable[[], str],
     sleep: Callable[[float], None] = time.sleep,
+    starting: Callable[[], bool] = lambda: False,
 ) -> Reply:
-    """The one retry policy: transient errors retried with backoff (or the server's Retry-After), permanent ones not."""
+    """The one retry policy: transient errors retried with backoff, permanent ones not, announced waits honoured.
+
+    A wait the server announced (judgebias.waits) is waited out, by every worker. A long one (a second or more,
+    e.g. a per-minute window) does not spend the retry budget (judge.max_retries) as long as one call's long
+    waits add up to at most judge.max_wait seconds; a short one (a burst limit) counts as a retry.
+    While no call has been answered yet (`starting`), a refused connection is retried only briefly: nothing is
+    listening, and it is not coming back.
+    """
     try:
         return attempt()  # most calls succeed at once: the retry machinery is built only for those that fail
     except Exception as error:
@@ -227,25 +360,43 @@ def call_with_retries(
             raise error
         return attempt()
 
-    from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
+    openai = _sdk()
+    from tenacity import Retrying, retry_if_exception, wait_random_exponential
 
     backoff = wait_random_exponential(multiplier=config.retry_backoff, max=config.retry_backoff_max)
+    spent = {"plain": 0, "announced": 0.0}  # failures that spend the retry budget; seconds of announced waits
+
+    def stop(state: RetryCallState) -> bool:
+        error = state.outcome.exception() if state.outcome else None
+        asked = retry_after(error)
+        if asked is not None and asked >= LONG_WAIT:
+            spent["announced"] += asked
+            return spent["announced"] > config.max_wait
+        spent["plain"] += 1
+        if starting() and type(error) is openai.APIConnectionError:
+            return spent["plain"] >= STARTUP_CONNECT_ATTEMPTS
+        return spent["plain"] > config.max_retries
 
     def wait(state: RetryCallState) -> float:
         error = state.outcome.exception() if state.outcome else None
         asked = retry_after(error)
         if asked is not None:
-            pacer.pause_all(asked)  # every worker waits, not just this one
+            if asked <= config.max_wait:
+                pacer.pause_all(asked)  # every worker waits, not just this one
             return asked + random.uniform(0, 0.05 + 0.1 * asked)  # never sooner than asked; spread the retries
+        if starting() and type(error) is openai.APIConnectionError:
+            return min(STARTUP_CONNECT_BACKOFF, float(backoff(state)))
         return float(backoff(state))
 
     def before_sleep(state: RetryCallState) -> None:
-        on_retry()
+        error = state.outcome.exception() if state.outcome else None
+        if error is not None:
+            on_retry(error, state.upcoming_sleep)
 
     retrying = Retrying(
         retry=retry_if_exception(is_transient),
         wait=wait,
-        stop=stop_after_attempt(config.max_retries + 1),
+        stop=stop,
         before_sleep=before_sleep,
         reraise=True,
         sleep=sleep,
@@ -255,6 +406,12 @@ def call_with_retries(
     except Exception as error:
         if is_permanent(error):
             raise FatalJudgeError(f"{describe()}: {explain(error)}") from None
+        asked = retry_after(error)
+        if asked is not None and asked > config.max_wait:
+            raise CallFailed(
+                f"{explain(error)}: the server asked to wait {format_seconds(asked)}, longer than "
+                f"judge.max_wait={config.max_wait:g}s (raise judge.max_wait, or rerun later: replies so far are cached)"
+            ) from None
         raise
 
 
@@ -300,23 +457,26 @@ def explain(error: BaseException) -> str:
     return _reason(error, redact)
 
 
+_AUTH_WORDS = re.compile(
+    r"api[ _-]?key|auth|credential|token passed|no connected db|unauthori[sz]ed|permission|forbidden", re.IGNORECASE
+)
+# A gateway relaying its provider's refusal of the gateway's own credential (LiteLLM: "litellm.AuthenticationError:
+# AuthenticationError: OpenAIException - Incorrect API key provided"): the user's key was accepted.
+_UPSTREAM_AUTH = re.compile(r"litellm\.(?:AuthenticationError|PermissionDeniedError)|\w+Exception - ", re.IGNORECASE)
+
+
 def _reason(error: BaseException, redact: Callable[[str], str]) -> str:
     openai = _sdk()
 
     if isinstance(error, openai.APIStatusError):
+        status = error.status_code
         code = _error_code(error)
+        if code == str(status):  # a gateway's body repeats the status (LiteLLM: "code": "400")
+            code = None
         message = redact(re.sub(r"^Error code: \d+ - ", "", getattr(error, "message", "") or ""))
-        hint = {
-            401: "the API key was refused: check the key in the judge's api_key_env variable",
-            403: "the key has no permission for this model",
-            404: "unknown model or endpoint: check judge.model and judge.base_url",
-            413: "the request is too large: lower data.normalize.truncate_words or use a larger-context model",
-            429: "the account's quota is exhausted: add credit or use another key"
-            if code == "insufficient_quota"
-            else "rate limited: lower max_concurrency or set judge.requests_per_minute",
-        }.get(error.status_code, "")
         first_line = message.splitlines()[0][:200] if message.strip() else ""
-        parts = [f"HTTP {error.status_code}"] + ([code] if code else []) + [first_line]
+        hint = _hint(status, code, message)
+        parts = [f"HTTP {status}"] + ([code] if code else []) + [first_line]
         return " ".join(p for p in parts if p) + (f" ({hint})" if hint else "")
     if isinstance(error, openai.APITimeoutError):
         return "timed out (raise judge.timeout or lower max_concurrency)"
@@ -326,26 +486,46 @@ def _reason(error: BaseException, redact: Callable[[str], str]) -> str:
     return f"{type(error).__name__}: {text.splitlines()[0][:200] if text.strip() else ''}"
 
 
+def _hint(status: int, code: str | None, message: str) -> str:
+    """What the user can do about an HTTP error: the key, the gateway's credential, the model, the request."""
+    about_auth = status in (401, 403) or (status == 400 and bool(_AUTH_WORDS.search(message)))
+    if about_auth and _UPSTREAM_AUTH.search(message):
+        return (
+            "the gateway accepted your key, but its provider refused the gateway's own credential: "
+            "the gateway's configuration needs fixing, not judge.api_key_env"
+        )
+    if about_auth and status == 403 and "permission" in message.lower():
+        return "the key has no permission for this model"
+    if about_auth:
+        return "the API key was refused: check the key in the judge's api_key_env variable"
+    if status == 400 and "logprobs" in message.lower():
+        return "this model refuses logprobs: set judge.logprobs=false"
+    if status == 400 and re.search(r"max_tokens|max_completion_tokens", message):
+        return "set judge.max_tokens_param to the field this model accepts"
+    if status == 400 and re.search(r"temperature|top_p", message):
+        return "this model refuses the setting: set it to null (judge.temperature=null, judge.top_p=null)"
+    return {
+        404: "unknown model or endpoint: check judge.model and judge.base_url",
+        413: "the request is too large: lower data.normalize.truncate_words or use a larger-context model",
+        429: "the account's quota is exhausted: add credit or use another key"
+        if code == "insufficient_quota"
+        else "rate limited: lower max_concurrency or set judge.requests_per_minute",
+    }.get(status, "")
+
+
+def _refuses_logprobs(error: BaseException) -> bool:
+    """A 400 saying the model does not support logprobs (reasoning models): worth one try without them."""
+    message = str(getattr(error, "message", "") or "")
+    return getattr(error, "status_code", None) == 400 and "logprobs" in message.lower()
+
+
 def retry_after(error: BaseException | None) -> float | None:
-    """Seconds the server asked us to wait (retry-after-ms or retry-after), if it said."""
+    """Seconds the server asked us to wait before retrying, from any header that announces it (judgebias.waits)."""
     response = getattr(error, "response", None)
     headers = getattr(response, "headers", None)
     if headers is None:
         return None
-    milliseconds = headers.get("retry-after-ms")
-    if milliseconds:
-        try:
-            return max(0.0, float(milliseconds) / 1000.0)
-        except ValueError:
-            pass
-    seconds = headers.get("retry-after")
-    if not seconds:
-        return None
-    try:
-        return max(0.0, float(seconds))
-    except ValueError:
-        date = email.utils.parsedate_to_datetime(seconds)
-        return max(0.0, date.timestamp() - time.time()) if date else None
+    return announced_wait(headers, time.time())
 
 
 def _error_code(error: Any) -> str | None:
@@ -356,40 +536,6 @@ def _error_code(error: Any) -> str | None:
             return str(inner["code"])
     code = getattr(error, "code", None)
     return code if isinstance(code, str) else None
-
-
-def _reply(response: Any, labels: tuple[str, str, str]) -> Reply:
-    """The reply text, usage, reported model and label probabilities of one ChatCompletion."""
-    choice = response.choices[0] if response.choices else None
-    usage = getattr(response, "usage", None)
-    return Reply(
-        text=choice.message.content if choice is not None else None,
-        prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-        completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-        model=getattr(response, "model", None),
-        finish_reason=getattr(choice, "finish_reason", None),
-        probs=_label_probs(getattr(choice, "logprobs", None), labels),
-    )
-
-
-def _label_probs(logprobs: Any, labels: tuple[str, str, str]) -> dict[str, float] | None:
-    """Probability of each label at the first reply token that is a label, from top_logprobs (None if absent)."""
-    import math
-
-    content = getattr(logprobs, "content", None)
-    if not content:
-        return None
-    wanted = {label.lower(): label for label in labels}
-    for token in content:
-        if _bare(token.token) not in wanted:
-            continue
-        probs: dict[str, float] = {}
-        for alternative in token.top_logprobs or []:
-            label = wanted.get(_bare(alternative.token))
-            if label is not None:
-                probs[label] = probs.get(label, 0.0) + math.exp(alternative.logprob)
-        return probs or None
-    return None
 
 
 def _bare(token: str) -> str:

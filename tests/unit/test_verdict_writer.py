@@ -1,0 +1,34 @@
+"""verdicts.jsonl.part: what an interrupted run keeps of the items it decided, and nothing when it decided none."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from judgebias.item import Item
+from judgebias.output import VerdictWriter
+from judgebias.record import CallResult, ItemResult
+
+ITEM = Item("i1", "Q?", "one", "two")
+ROW = ItemResult("i1", "1", "A", "B", True, calls=(CallResult("A", "A", False), CallResult("B", "B", False)))
+
+
+def test_a_run_stopped_before_any_verdict_leaves_no_partial_file(tmp_path: Path) -> None:
+    """When a run stops before deciding any item, no empty verdicts.jsonl.part is left in its folder."""
+    writer = VerdictWriter(tmp_path, ensemble=False)
+
+    writer.abandon()
+
+    assert [] == sorted(path.name for path in tmp_path.iterdir())
+
+
+def test_a_run_stopped_after_some_verdicts_keeps_them_in_the_partial_file(tmp_path: Path) -> None:
+    """When a run stops after deciding items, verdicts.jsonl.part keeps their lines (and no verdicts.jsonl)."""
+    writer = VerdictWriter(tmp_path, ensemble=False)
+    writer.write(ITEM, {"j": ROW}, ROW)
+
+    writer.abandon()
+
+    assert ["verdicts.jsonl.part"] == sorted(path.name for path in tmp_path.iterdir())
+    lines = (tmp_path / "verdicts.jsonl.part").read_text(encoding="utf-8").splitlines()
+    assert ["i1"] == [json.loads(text)["id"] for text in lines]
