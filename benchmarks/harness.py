@@ -206,6 +206,61 @@ def devserver(*flags: str) -> Iterator[DevServer]:
         server.stop()
 
 
+class RedisServer:
+    """A password-protected `redis-server` on a free 127.0.0.1 port, its data in `folder` (nothing saved)."""
+
+    def __init__(self, folder: Path) -> None:
+        import secrets
+        import socket
+
+        executable = shutil.which("redis-server")
+        if executable is None:
+            raise RuntimeError("redis-server is not installed (tools/install-system.sh installs it)")
+        folder.mkdir(parents=True, exist_ok=True)
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = int(probe.getsockname()[1])
+        password = secrets.token_hex(12)
+        config = folder / "redis.conf"
+        config.write_text(
+            f'port {port}\nbind 127.0.0.1\ndir {folder}\nrequirepass {password}\nsave ""\nappendonly no\n'
+            "logfile redis.log\n",
+            encoding="utf-8",
+        )
+        self.url = f"redis://:{password}@127.0.0.1:{port}/0"
+        self.process = subprocess.Popen([executable, str(config)], cwd=folder)
+        deadline = time.monotonic() + 20
+        while not self._answers(port, password):
+            if time.monotonic() > deadline or self.process.poll() is not None:
+                self.stop()
+                raise RuntimeError(f"redis-server did not start on port {port}")
+            time.sleep(0.05)
+
+    @staticmethod
+    def _answers(port: int, password: str) -> bool:
+        import redis
+
+        try:
+            return bool(redis.Redis(host="127.0.0.1", port=port, password=password, socket_connect_timeout=1).ping())
+        except redis.ConnectionError:
+            return False
+
+    def stop(self) -> None:
+        """SIGTERM, then wait."""
+        self.process.terminate()
+        self.process.wait(timeout=10)
+
+
+@contextmanager
+def redis_server(folder: Path) -> Iterator[RedisServer]:
+    """A redis-server for the length of a `with` block."""
+    server = RedisServer(folder)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
 def write_items(path: Path, n: int, *, seed: int = 0) -> int:
     """A JSONL dataset of `n` short items with human labels and model names; returns the bytes of their text."""
     rng = random.Random(seed)

@@ -10,6 +10,8 @@ Usage: python benchmarks/run.py [--quick] [--only NAME ...] [--repeats 3] [--kee
             that verdicts reach disk while the run is still going.
   cached    a fully cached rerun: cost per cached call, (T(10,000 items) - T(10 items)) / 20,000; that the
             `openai` SDK is never imported; start-up of a warm 10-item run against a minimal Hydra app.
+  cached_redis  the same cost per cached call with cache.backend=redis (a password-protected redis-server on
+            127.0.0.1, filled from the disk cache by a bundle), beside the disk cache's, measured in the same way.
   ratelimit 2,000 calls against a server admitting 100 requests/s (429 + Retry-After beyond), max_concurrency=64:
             adaptive (no client limit) and with judge.requests_per_minute=6000.
   memory    peak RSS of a cached run over 50,000 short items against the 10-item run; and how long the summary
@@ -339,6 +341,60 @@ def bench_cached(ctx: Context) -> list[Figure]:
     ]
 
 
+def bench_cached_redis(ctx: Context) -> list[Figure]:
+    """The cost per cached call with cache.backend=redis, beside the disk cache's, measured in the same way now."""
+    from judgebias.cache import ReplyCache, open_store
+    from judgebias.cache.bundle import export_bundle, import_bundle
+
+    big = ctx.n(10_000, 1_000)
+    small = 10
+    _, disk = cached_store(ctx, big)
+    cached_store(ctx, small)
+    settings = ["bootstrap.resamples=0"]
+    with harness.redis_server(ctx.work / "redis") as server:
+        env = {**ctx.env, "JUDGEBIAS_REDIS_URL": server.url}
+        started = time.perf_counter()
+        bundle = ctx.work / "cached" / "replies.jsonl.gz"
+        export_bundle(ReplyCache(str(disk), "use"), bundle)
+        os.environ["JUDGEBIAS_REDIS_URL"] = server.url
+        try:
+            store = open_store("redis", str(ctx.work / "cached" / "node"), "use")
+            _, added, _ = import_bundle(store, bundle)
+            store.close()
+        finally:
+            del os.environ["JUDGEBIAS_REDIS_URL"]
+        ctx.log(f"cached_redis: {added} replies loaded into Redis in {time.perf_counter() - started:.1f} s")
+        redis_settings = [*settings, "cache.backend=redis"]
+        times: dict[str, dict[int, list[float]]] = {"disk": {big: [], small: []}, "redis": {big: [], small: []}}
+        saved = ctx.env
+        for repeat in range(ctx.repeats):
+            for backend, extra in (("disk", settings), ("redis", redis_settings)):
+                ctx.env = env
+                try:
+                    for n in (small, big):
+                        ctx.log(f"cached_redis: repeat {repeat + 1}/{ctx.repeats}: {backend}, {n} items")
+                        measured, _ = cached_run(ctx, f"cached-{backend}-{n}-{repeat}", n, extra, plain=True)
+                        times[backend][n].append(measured.seconds)
+                finally:
+                    ctx.env = saved
+    figures = []
+    where = {"disk": "", "redis": " (redis-server on 127.0.0.1)"}
+    for backend in ("disk", "redis"):
+        t_big, t_small = median(times[backend][big]), median(times[backend][small])
+        per_call = (t_big - t_small) / (2 * (big - small))
+        figures.append(
+            Figure(
+                "-",
+                f"cost per cached call, cache.backend={backend}{where[backend]}, (T({big}) - T({small})) / "
+                f"{2 * (big - small)}",
+                f"{per_call * 1e6:.0f} us ({t_big:.2f} s - {t_small:.2f} s)",
+            )
+        )
+    start = median(times["redis"][small]) - median(times["disk"][small])
+    figures.append(Figure("-", f"warm {small}-item run, cache.backend=redis minus disk", f"{start:+.2f} s"))
+    return figures
+
+
 # ------------------------------------------------------------------------------------------ 4. ratelimit
 
 
@@ -496,6 +552,7 @@ BENCHMARKS: dict[str, Callable[[Context], list[Figure]]] = {
     "live": bench_live,
     "default": bench_default,
     "cached": bench_cached,
+    "cached_redis": bench_cached_redis,
     "ratelimit": bench_ratelimit,
     "memory": bench_memory,
 }

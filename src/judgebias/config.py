@@ -56,6 +56,13 @@ class CacheMode(StrEnum):
     only = "only"  # fail on a miss
 
 
+class CacheBackend(StrEnum):
+    """Where replies are stored (`cache.backend`)."""
+
+    disk = "disk"  # a folder on this machine (diskcache)
+    redis = "redis"  # a Redis server every process and node of a sweep can reach
+
+
 # `import` is a Python keyword: the functional form gives the member that name, so `judge.mode=import` composes.
 JudgeMode = StrEnum("JudgeMode", [("live", "live"), ("batch", "batch"), ("export", "export"), ("import", "import")])
 JudgeMode.__doc__ = "How a judge's missing calls are made (`judge.mode`): live, or by batch (docs/batch.md)."
@@ -164,10 +171,12 @@ class DataConfig:
 
 @dataclass
 class CacheConfig:
-    """The disk cache of judge replies, shared by every run and sweep job."""
+    """The cache of judge replies, shared by every run and sweep job (on this machine, or through Redis)."""
 
-    dir: str = MISSING
+    dir: str = MISSING  # the disk cache; with Redis, the node's outbox for replies Redis missed
     mode: CacheMode = CacheMode.use
+    backend: CacheBackend = CacheBackend.disk
+    url_env: str = "JUDGEBIAS_REDIS_URL"  # NAME of the env var holding the Redis URL (never the URL itself)
 
 
 @dataclass

@@ -19,3 +19,7 @@ class BatchPending(Exception):
 
 class FatalJudgeError(UserError):
     """A permanent error from the judge endpoint (bad key, unknown model, quota): retrying cannot help."""
+
+
+class CacheUnavailable(UserError):
+    """The shared cache (Redis) cannot be reached or was lost; the message names its host:port, never the URL."""

@@ -19,7 +19,7 @@ from typing import Any, TextIO
 from judgebias import batchfile
 from judgebias.backends import Judging
 from judgebias.backends.base import Backend
-from judgebias.cache import ReplyCache, call_key
+from judgebias.cache import ReplyStore, call_key
 from judgebias.config import JudgeMode, ProgressMode
 from judgebias.errors import BatchPending, UserError
 from judgebias.item import Item
@@ -63,7 +63,7 @@ class Collected(Backend):
 def prefill(
     judgings: list[Judging],
     calls: Iterable[Call],
-    cache: ReplyCache,
+    cache: ReplyStore,
     out_dir: Path,
     *,
     progress: ProgressMode,
@@ -123,7 +123,7 @@ def _left(misses: dict[str, Request], result: Prefilled) -> dict[str, Request]:
 def _batch(
     judging: Judging,
     misses: dict[str, Request],
-    cache: ReplyCache,
+    cache: ReplyStore,
     result: Prefilled,
     *,
     show: Callable[[str], None],
@@ -188,7 +188,7 @@ def _export(judging: Judging, misses: dict[str, Request], out_dir: Path) -> None
 
 
 def _import(
-    judging: Judging, misses: dict[str, Request], known: set[str], cache: ReplyCache, result: Prefilled
+    judging: Judging, misses: dict[str, Request], known: set[str], cache: ReplyStore, result: Prefilled
 ) -> None:
     """Load an OpenAI-format output file into the cache; a line for no call of this run is refused by number."""
     from judgebias.backends.openai import OpenAIJudge

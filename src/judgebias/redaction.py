@@ -35,11 +35,11 @@ def replace_secrets(text: str, secrets: Iterable[str]) -> str:
 
 
 def key_env_names(config: Any) -> set[str]:
-    """Every `api_key_env` named in a plain (resolved) config, judge and ensemble alike."""
+    """Every `api_key_env` (judge and ensemble alike) and the Redis `url_env` named in a plain (resolved) config."""
     names: set[str] = set()
     if isinstance(config, dict):
         for key, value in config.items():
-            if key == "api_key_env" and isinstance(value, str) and value:
+            if key in ("api_key_env", "url_env") and isinstance(value, str) and value:
                 names.add(value)
             else:
                 names |= key_env_names(value)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import itertools
+import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -20,11 +21,12 @@ from typing import Any
 from judgebias import output
 from judgebias.backends import Judging, build_backend
 from judgebias.backends.base import Backend
-from judgebias.cache import ReplyCache, call_key
+from judgebias.cache import ReplyStore, call_key, open_cache
+from judgebias.cache.bundle import RUN_KEYS, run_record
 from judgebias.config import CacheMode, Config, LabelStyle, judges_of
 from judgebias.console import Progress
 from judgebias.dataset import load_items, normalize_items, resolve_path
-from judgebias.errors import FatalJudgeError, UserError
+from judgebias.errors import CacheUnavailable, FatalJudgeError, UserError
 from judgebias.files import write_json
 from judgebias.item import Item
 from judgebias.metrics import ensemble_results, soft_preference
@@ -43,7 +45,7 @@ class Pending:
     """A call whose reply is known (hit, free backend) or on its way (future)."""
 
     reply: Reply | None = None
-    future: Future[Reply] | None = None
+    future: Future[tuple[Reply, bool]] | None = None  # the reply, and whether another process paid for it
     cached: bool = False  # answered without a request of its own
     error: str | None = None
     batched: bool = False  # answered by a batch collected in this run
@@ -82,7 +84,10 @@ def run_experiment(config: Config, out_dir: Path, *, echo: Callable[[str], None]
         raise UserError("no item is left to judge (the replayed judges share no recorded item)")
     for note in notes:
         echo(f"note: {note}")
-    cache = ReplyCache(config.cache.dir, config.cache.mode)
+    cache = open_cache(config.cache)  # an unreachable Redis stops the run here, before any judge call
+    for judging in judgings:
+        judging.backend.share_pacing(cache.fleet)
+    used: dict[str, set[str]] = {judging.name: set() for judging in judgings if judging.backend.paid}
     try:
         if config.dry_run:
             calls = _looked_up(_requests(config, judgings, items), cache)
@@ -100,10 +105,17 @@ def run_experiment(config: Config, out_dir: Path, *, echo: Callable[[str], None]
         )
         if prefilled.batched and cache.mode == CacheMode.refresh:
             cache.mode = CacheMode.use  # the batch refreshed every call: the rest of the run reads its replies
-        per_judge, combined, failures = _judge_all(config, judgings, items, cache, out_dir, prefilled.batched)
+        per_judge, combined, failures = _judge_all(config, judgings, items, cache, out_dir, used, prefilled.batched)
         elapsed = time.monotonic() - started
+    except CacheUnavailable as error:
+        raise CacheUnavailable(
+            f"{error}: the run stopped; every reply received is kept (on this node's disk when Redis missed it, "
+            "pushed to Redis by the next run): rerun the same command to send only the calls never answered"
+        ) from None
     finally:
         cache.close()
+    if used:
+        write_json(out_dir / RUN_KEYS, run_record(_paid_judges(judgings), used))
     summary = build_summary(
         config,
         per_judge,
@@ -118,6 +130,20 @@ def run_experiment(config: Config, out_dir: Path, *, echo: Callable[[str], None]
     output.write_run(out_dir, config, summary, ratings_for(combined, config))
     echo(output.format_summary(summary))
     return summary
+
+
+def _paid_judges(judgings: list[Judging]) -> dict[str, dict[str, Any]]:
+    """Each paid judge's backend, endpoint and model, as its cache keys record them (for cache_keys.json)."""
+    judges: dict[str, dict[str, Any]] = {}
+    for judging in judgings:
+        if judging.backend.paid:
+            request = judging.backend.cache_request([])
+            judges[judging.name] = {
+                "backend": str(judging.config.backend),
+                "endpoint": request.get("endpoint"),
+                "model": request.get("model"),
+            }
+    return judges
 
 
 def _requests(config: Config, judgings: list[Judging], items: list[Item]) -> Iterator[tuple[Judging, Item, Request]]:
@@ -139,8 +165,9 @@ def _judge_all(
     config: Config,
     judgings: list[Judging],
     items: list[Item],
-    cache: ReplyCache,
+    cache: ReplyStore,
     out_dir: Path,
+    used: dict[str, set[str]],
     batched: set[str] = frozenset(),  # type: ignore[assignment]
 ) -> tuple[dict[str, list[ItemResult]], list[ItemResult], int]:
     """Run every call, finalise items in order as their calls complete, stream verdicts to disk.
@@ -157,17 +184,19 @@ def _judge_all(
     failures = 0
     writer = output.VerdictWriter(out_dir, ensemble=len(judgings) > 1)
     executor = ThreadPoolExecutor(max_workers=config.max_concurrency, thread_name_prefix="judge")
+    stopping = threading.Event()  # ends the waits for calls that other processes sharing the cache are sending
     try:
         current: Item | None = None
         calls: list[tuple[Judging, Request, Pending]] = []
-        for judging, item, request, key, hit in _looked_up(_requests(config, judgings, items), cache):
+        for judging, item, request, key, hit in _looked_up(_requests(config, judgings, items), cache, used):
             if item is not current:
                 if current is not None:
                     slots.append((current, calls))
                 current, calls = item, []
                 while slots and (len(slots) >= window or _done(slots[0][1])):
                     failures += _finalise(config, *slots.popleft(), per_judge, combined, writer, progress)
-            calls.append((judging, request, _start(judging, request, key, hit, cache, inflight, executor, batched)))
+            pending = _start(judging, request, key, hit, cache, inflight, executor, stopping, batched)
+            calls.append((judging, request, pending))
         if current is not None:
             slots.append((current, calls))
         while slots:
@@ -177,6 +206,7 @@ def _judge_all(
         # Ctrl-C or a fatal error: drop queued calls, let in-flight ones land in the cache, keep nothing half-written.
         for judging in judgings:
             judging.backend.stop("the run stopped before this call was sent")  # no new attempt; sleeps end now
+        stopping.set()
         executor.shutdown(wait=True, cancel_futures=True)
         writer.abandon()
         raise
@@ -194,7 +224,7 @@ LOOKAHEAD = 256  # calls looked up in the cache with one query
 
 
 def _looked_up(
-    requests: Iterator[tuple[Judging, Item, Request]], cache: ReplyCache
+    requests: Iterator[tuple[Judging, Item, Request]], cache: ReplyStore, used: dict[str, set[str]] | None = None
 ) -> Iterator[tuple[Judging, Item, Request, str | None, dict[str, Any] | None]]:
     """Each call with its cache key and cached reply (None: a miss, or a free judge), looked up in batches.
 
@@ -208,6 +238,8 @@ def _looked_up(
         ]
         hits = cache.get_many([key for key in keys if key is not None])
         for (judging, item, request), key in zip(batch, keys, strict=True):
+            if used is not None and key is not None:
+                used[judging.name].add(key)  # recorded in the run folder, so a bundle can hold exactly this run
             yield judging, item, request, key, hits.get(key) if key is not None else None
 
 
@@ -216,9 +248,10 @@ def _start(
     request: Request,
     key: str | None,
     hit: dict[str, Any] | None,
-    cache: ReplyCache,
+    cache: ReplyStore,
     inflight: dict[str, Pending],
     executor: ThreadPoolExecutor,
+    stopping: threading.Event,
     batched: set[str],
 ) -> Pending:
     """Answer a call from the cache, or run a free backend inline, or send it to a worker.
@@ -249,16 +282,38 @@ def _start(
     if not judging.key_checked:
         backend.check_key()  # before the first call of this judge can be sent
         judging.key_checked = True
-    pending = Pending(future=executor.submit(_live_call, backend, request, key, cache))
+    pending = Pending(future=executor.submit(_live_call, backend, request, key, cache, stopping))
     inflight[key] = pending
     return pending
 
 
-def _live_call(backend: Backend, request: Request, key: str, cache: ReplyCache) -> Reply:
-    """One paid call, stored in the cache the moment it arrives."""
-    reply = backend.complete(request)
-    cache.put(key, reply.to_json())
-    return reply
+LEASE_WAIT = 1.0  # seconds between two checks that the run goes on, while another process sends a call
+
+
+class RunStopped(Exception):
+    """The run stopped while this call was being sent by another process sharing the cache."""
+
+
+def _live_call(
+    backend: Backend, request: Request, key: str, cache: ReplyStore, stopping: threading.Event
+) -> tuple[Reply, bool]:
+    """One paid call, stored the moment it arrives; (reply, True) when another process sharing the cache sent it.
+
+    A call is sent only under its lease: if another process holds it, wait for that reply instead of paying
+    again; if that process dies or its call fails, the lease goes and this one takes it.
+    """
+    while not cache.claim(key):
+        found = cache.wait_for(key, LEASE_WAIT)
+        if found is not None:
+            return Reply.from_json(found), True
+        if stopping.is_set():
+            raise RunStopped("the run stopped while another process was sending this call")
+    try:
+        reply = backend.complete(request)
+        cache.put(key, reply.to_json())
+    finally:
+        cache.release(key)
+    return reply, False
 
 
 def _finalise(
@@ -299,10 +354,12 @@ def _call_result(config: Config, request: Request, pending: Pending, *, offline:
     view = request.view
     tags = (view.label_first, view.label_second) if config.rubric.labels == LabelStyle.tags else (None, None)
     reply = pending.reply
+    cached = pending.cached
     if pending.future is not None:
         try:
-            reply = pending.future.result()
-        except FatalJudgeError:
+            reply, shared = pending.future.result()
+            cached = cached or shared
+        except (FatalJudgeError, CacheUnavailable):
             raise
         except Exception as error:
             return CallResult(
@@ -324,7 +381,7 @@ def _call_result(config: Config, request: Request, pending: Pending, *, offline:
     return CallResult(
         label,
         reply.text,
-        pending.cached,
+        cached,
         prompt_tokens=reply.prompt_tokens,
         completion_tokens=reply.completion_tokens,
         model=reply.model,

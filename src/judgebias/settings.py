@@ -48,6 +48,13 @@ def check_settings(config: Config) -> None:
     for judge in judges_of(config).values():
         check_judge(judge)
         check_batch(judge, config.cache.mode)
+    if not ENV_VAR_NAME.fullmatch(config.cache.url_env):
+        # Most likely the URL itself, password and all: never echo it, and let the caller scrub it from the dumps.
+        raise SecretInConfig(
+            "cache.url_env takes the NAME of an environment variable (e.g. JUDGEBIAS_REDIS_URL) that holds the "
+            "Redis URL, not the URL itself; the value was removed from this run's saved config",
+            config.cache.url_env,
+        )
 
 
 def check_judge(judge: JudgeConfig) -> None:

@@ -123,7 +123,7 @@ def test_multirun_jobs_share_one_cache(cli, server):
 
 def test_unknown_judge_option_is_a_clear_error(cli):
     """Choosing a judge that does not exist lists the available options instead of a traceback."""
-    result = cli("judge=gpt5")
+    result = cli("judge=gpt9")
     assert 0 != result.code
     assert "gpt4o" in result.stderr and "Traceback" not in result.stderr
 

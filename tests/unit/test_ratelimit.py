@@ -72,3 +72,16 @@ def test_wait_blocks_while_the_cap_is_reached() -> None:
     pacer.release(busy)
     assert started.wait(5)
     thread.join()
+
+
+def test_a_fleet_window_holds_about_one_second_of_whole_requests() -> None:
+    """The shared quota's window admits a whole number (or, spaced, one) at exactly the configured rate."""
+    from judgebias.ratelimit import window
+
+    assert [(1000.0, 20), (2000.0, 1), (60_000 / 90, 1), (0.0, 0)] == [
+        window(1200),
+        window(30),
+        window(90),
+        window(None),
+    ]
+    assert (50.0, 1) == window(1200, spaced=True)

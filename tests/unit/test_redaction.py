@@ -45,3 +45,10 @@ def test_key_variable_names_are_collected_from_judge_and_ensemble() -> None:
     config = {"judge": {"api_key_env": "A"}, "ensemble": {"x": {"api_key_env": "B"}, "y": {"api_key_env": None}}}
 
     assert {"A", "B"} == key_env_names(config) | key_env_names([{"api_key_env": "A"}])
+
+
+def test_the_redis_url_named_by_cache_url_env_is_redacted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Redis URL (password and all) in the variable `cache.url_env` names never survives redaction."""
+    monkeypatch.setenv("MY_REDIS_URL", "redis://:hunter2-pass-word@10.0.0.5:6379/0")
+    redact = Redactor.for_config({"cache": {"backend": "redis", "url_env": "MY_REDIS_URL"}})
+    assert f"lost {REDACTED}" == redact("lost redis://:hunter2-pass-word@10.0.0.5:6379/0")

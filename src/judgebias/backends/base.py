@@ -8,10 +8,14 @@ the backend directly and never probe for attributes. A paid backend (its calls c
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from typing import Any
 
 from judgebias.item import Item
+from judgebias.ratelimit import Fleet
 from judgebias.record import Reply, Request
+
+FleetSource = Callable[[str, float | None, float | None], Fleet | None]  # (scope, rpm, tpm) -> shared quota
 
 
 class Backend(ABC):
@@ -43,6 +47,11 @@ class Backend(ABC):
 
     def stop(self, reason: str) -> None:
         """Fail every later call at once, unsent (a permanent error, or the run stopping); free backends: nothing."""
+        return None
+
+    def share_pacing(self, fleet_for: FleetSource) -> None:
+        """Pace this backend's requests by a quota shared with other processes, from `fleet_for(scope, rpm, tpm)`
+        (None: not shared); free backends send nothing to pace."""
         return None
 
     def notes(self) -> list[str]:

@@ -20,9 +20,9 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from judgebias.backends.base import Backend
+from judgebias.backends.base import Backend, FleetSource
 from judgebias.config import JudgeConfig, RubricConfig, TokenBudgetParam
-from judgebias.errors import FatalJudgeError, UserError
+from judgebias.errors import CacheUnavailable, FatalJudgeError, UserError
 from judgebias.parsing import answer_part
 from judgebias.ratelimit import Pacer
 from judgebias.reading import read_reply
@@ -196,7 +196,7 @@ class OpenAIJudge(Backend):
 
     def complete(self, request: Request) -> Reply:
         """One call with bounded retries; a permanent error raises FatalJudgeError at once."""
-        client = self._openai()
+        create = self._openai().chat.completions.with_raw_response.create  # the SDK loads its parts before a slot
         body = self.request_body(request.messages)
         estimate = estimate_prompt_tokens(request.messages) + (self.config.max_tokens or 0)
         headers = self._headers() if self.config.extra_headers else None
@@ -207,7 +207,7 @@ class OpenAIJudge(Backend):
             ticket = self.pacer.wait(estimate)
             try:
                 self._raise_if_stopped()
-                raw = client.chat.completions.with_raw_response.create(
+                raw = create(
                     model=body["model"],
                     messages=body["messages"],
                     extra_body={k: v for k, v in body.items() if k not in SENT_SEPARATELY},
@@ -252,6 +252,8 @@ class OpenAIJudge(Backend):
         except FatalJudgeError as fatal:
             self.stop(str(fatal))  # the calls queued behind this one would fail the same way: send none of them
             raise
+        except CacheUnavailable:
+            raise  # the shared quota's Redis is gone: the run stops, this call was not sent
         except Exception as error:
             openai = _sdk()
             if type(error) is openai.APIConnectionError and not self.reached:  # refused or unresolvable, not a timeout
@@ -324,6 +326,16 @@ class OpenAIJudge(Backend):
         if show:
             sys.stderr.write(f"judgebias: {self.describe()}: {reason}; retrying in {format_seconds(seconds)}\n")
             sys.stderr.flush()
+
+    def share_pacing(self, fleet_for: FleetSource) -> None:
+        """Hold this judge's quota and announced pauses with every process sending to the same endpoint and model."""
+        fleet = fleet_for(
+            f"{self.endpoint.rstrip('/')}|{self.config.model}",
+            self.config.requests_per_minute,
+            self.config.tokens_per_minute,
+        )
+        if fleet is not None:
+            self.pacer.fleet = fleet
 
     def describe(self) -> str:
         """The judge and endpoint, for error messages (never the key)."""

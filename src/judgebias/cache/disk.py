@@ -11,12 +11,14 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import diskcache
 
 from judgebias.errors import UserError
+from judgebias.ratelimit import Fleet
 
 MODES = ("use", "refresh", "off", "only")
 KEY_VERSION = 1  # bump when the meaning of a cached value changes
@@ -110,6 +112,45 @@ class ReplyCache:
         # handler, whose sleeps (1 ms, 2 ms, 5 ms, ...) cost more than the writes at high concurrency.
         with self._lock:
             self._open().set(key, text, retry=True)
+
+    def claim(self, key: str) -> bool:
+        """Whether this process should send the call: always, since one machine's runs share no calls in flight."""
+        return True
+
+    def release(self, key: str) -> None:
+        """Nothing to release: the disk store holds no leases."""
+
+    def wait_for(self, key: str, timeout: float) -> dict[str, Any] | None:
+        """The stored reply now (the disk store never has a call in flight elsewhere to wait for)."""
+        return self.get(key)
+
+    def fleet(self, scope: str, requests_per_minute: float | None, tokens_per_minute: float | None) -> Fleet | None:
+        """None: on one machine each process paces itself."""
+        return None
+
+    def describe(self) -> str:
+        """Where the replies live, for messages."""
+        return f"disk cache at {self.directory}"
+
+    def entries(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        """Every stored reply as (key, value), in key order (so a bundle of the same cache is the same file)."""
+        cache = self._open()
+        for (key,) in cache._sql("SELECT key FROM Cache WHERE raw = 1 ORDER BY key").fetchall():
+            value = self._decode(cache.get(key, default=None, retry=True))
+            if isinstance(key, str) and value is not None:
+                yield key, value
+
+    def put_many(self, entries: Iterable[tuple[str, dict[str, Any]]]) -> None:
+        """Store many replies in one transaction (bundle import)."""
+        cache = self._open()
+        with self._lock, cache.transact(retry=True):
+            for key, value in entries:
+                cache.set(key, json.dumps(value, ensure_ascii=False), retry=True)
+
+    def stats(self) -> dict[str, Any]:
+        """Entries and bytes on disk."""
+        cache = self._open()
+        return {"backend": "disk", "where": str(self.directory), "entries": len(cache), "bytes": cache.volume()}
 
     def close(self) -> None:
         """Close the SQLite connections."""

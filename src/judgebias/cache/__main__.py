@@ -1,0 +1,83 @@
+"""`python -m judgebias.cache export|import|stats`: move replies between caches as bundles, and count them.
+
+    python -m judgebias.cache export FILE [--run RUN_DIR] [--backend disk|redis] [--cache-dir DIR] [--url-env VAR]
+    python -m judgebias.cache import FILE [--backend disk|redis] [--cache-dir DIR] [--url-env VAR]
+    python -m judgebias.cache stats [--backend disk|redis] [--cache-dir DIR] [--url-env VAR]
+
+Exit codes as for runs: 0 done, 2 a user error (one line naming the file or setting and the fix).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from judgebias.cache import BACKENDS, URL_ENV, open_store
+from judgebias.cache.bundle import export_bundle, import_bundle, read_run_keys
+from judgebias.errors import UserError
+
+EXIT_USER_ERROR = 2
+
+
+def default_cache_dir() -> str:
+    """The cache folder runs use by default (conf/config.yaml's cache.dir)."""
+    return os.environ.get("JUDGEBIAS_CACHE_DIR") or str(Path(os.environ.get("HOME", ".")) / ".cache" / "judgebias")
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command line of the cache tools."""
+    top = argparse.ArgumentParser(
+        prog="python -m judgebias.cache", description="Export, import and count cached judge replies."
+    )
+    commands = top.add_subparsers(dest="command", required=True)
+
+    def store_options(command: argparse.ArgumentParser) -> None:
+        command.add_argument("--backend", choices=BACKENDS, default="disk", help="the cache to read or fill")
+        command.add_argument("--cache-dir", default=None, help="the disk cache folder (default: as runs use)")
+        command.add_argument(
+            "--url-env", default=URL_ENV, help=f"env var holding the Redis URL (default {URL_ENV})", metavar="VAR"
+        )
+
+    export = commands.add_parser("export", help="write replies (all, or one run's) to a bundle file")
+    export.add_argument("file", type=Path)
+    export.add_argument("--run", type=Path, default=None, help="a run or sweep folder: only the replies it used")
+    store_options(export)
+    load = commands.add_parser("import", help="load a bundle into a cache, checking every entry")
+    load.add_argument("file", type=Path)
+    store_options(load)
+    stats = commands.add_parser("stats", help="entries and size of a cache")
+    store_options(stats)
+    return top
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one cache command; returns the exit code."""
+    args = parser().parse_args(argv)
+    try:
+        run = read_run_keys(args.run) if args.command == "export" and args.run is not None else None
+        store = open_store(args.backend, args.cache_dir or default_cache_dir(), "use", args.url_env)
+        try:
+            if args.command == "export":
+                manifest = export_bundle(store, args.file, run)
+                print(f"wrote {manifest['entries']} replies from {store.describe()} to {args.file}")
+            elif args.command == "import":
+                manifest, added, present = import_bundle(store, args.file)
+                print(
+                    f"checked {manifest['entries']} replies in {args.file}: {added} added to {store.describe()}, "
+                    f"{present} already there"
+                )
+            else:
+                stats = store.stats()
+                print(f"{store.describe()}: {stats['entries']} replies, {stats['bytes']} bytes")
+        finally:
+            store.close()
+    except UserError as error:
+        print(f"judgebias: error: {error}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

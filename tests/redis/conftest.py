@@ -1,0 +1,91 @@
+"""A real redis-server on 127.0.0.1 for each test: a free port, a temp folder, and a password to prove it never leaks.
+
+It keeps an append-only file synced on every write, as a shared cache should run: a killed and restarted server
+still holds every reply it acknowledged.
+"""
+
+from __future__ import annotations
+
+import secrets
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+
+
+def free_port() -> int:
+    """A TCP port nothing listens on now (redis-server takes no port 0)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class RedisServer:
+    """One redis-server process: started, killed and restarted on the same port and folder by the test."""
+
+    def __init__(self, folder: Path) -> None:
+        executable = shutil.which("redis-server")
+        if executable is None:
+            pytest.skip("redis-server is not installed (tools/install-system.sh installs it)")
+        self.executable = executable
+        self.folder = folder
+        self.port = free_port()
+        self.password = "pw-" + secrets.token_hex(12)
+        self.url = f"redis://:{self.password}@127.0.0.1:{self.port}/0"
+        self.where = f"127.0.0.1:{self.port}"
+        self.config = folder / "redis.conf"
+        self.config.write_text(
+            f'port {self.port}\nbind 127.0.0.1\ndir {folder}\nrequirepass {self.password}\nsave ""\n'
+            "appendonly yes\nappendfsync always\nprotected-mode yes\nlogfile redis.log\n",
+            encoding="utf-8",
+        )
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        """Start the server and wait until it answers a PING."""
+        self.process = subprocess.Popen([self.executable, str(self.config)], cwd=self.folder)
+        client = redis.Redis(host="127.0.0.1", port=self.port, password=self.password, socket_connect_timeout=1)
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                client.ping()
+                break
+            except redis.ConnectionError:
+                if time.monotonic() > deadline or self.process.poll() is not None:
+                    raise RuntimeError(f"redis-server did not start on port {self.port}") from None
+                time.sleep(0.05)
+        client.close()
+
+    def client(self) -> redis.Redis:
+        """A client of this server (for the test's own checks)."""
+        return redis.Redis(host="127.0.0.1", port=self.port, password=self.password)
+
+    def kill(self) -> None:
+        """SIGKILL the server, as a crashed or unplugged Redis."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        self.process = None
+
+
+@pytest.fixture
+def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
+    """A running password-protected redis-server on a free 127.0.0.1 port; stopped after the test."""
+    folder = tmp_path / "redis"
+    folder.mkdir()
+    server = RedisServer(folder)
+    server.start()
+    yield server
+    server.kill()
+
+
+@pytest.fixture
+def redis_env(redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch) -> RedisServer:
+    """The server's URL in JUDGEBIAS_REDIS_URL, as a user would set it."""
+    monkeypatch.setenv("JUDGEBIAS_REDIS_URL", redis_server.url)
+    return redis_server
