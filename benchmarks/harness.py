@@ -332,17 +332,32 @@ def fill_cache(config: Any) -> int:
     cache = ReplyCache(config.cache.dir, "use")
     count = 0
     try:
-        with cache._open().transact():
-            for backend, view, messages in calls_of(config):
-                key = call_key(backend.cache_request(messages))
-                pick = hashlib.sha256(key.encode()).digest()[0] % 3
-                text = (view.label_first, view.label_second, config.rubric.tie_label)[pick]
-                reply = Reply(text=text, prompt_tokens=80, completion_tokens=1, model="judgebias-dev")
-                cache.put(key, reply.to_json())
-                count += 1
+        writer = cache._connection(cache._open())
+        writer.execute("BEGIN IMMEDIATE")  # one transaction for the lot (each put is otherwise its own)
+        for backend, view, messages in calls_of(config):
+            key = call_key(backend.cache_request(messages))
+            pick = hashlib.sha256(key.encode()).digest()[0] % 3
+            text = (view.label_first, view.label_second, config.rubric.tie_label)[pick]
+            reply = Reply(text=text, prompt_tokens=80, completion_tokens=1, model="judgebias-dev")
+            cache.put(key, reply.to_json())
+            count += 1
+        writer.execute("COMMIT")
     finally:
         cache.close()
     return count
+
+
+def compile_judgebias() -> None:
+    """Byte-compile judgebias's modules, as installing a wheel does, so no run pays for compiling them.
+
+    An editable install compiles them at first import, unless PYTHONDONTWRITEBYTECODE is set (as on some CI
+    machines): then every run would compile judgebias's sources while Hydra and numpy load compiled files.
+    """
+    import compileall
+
+    import judgebias
+
+    compileall.compile_dir(str(Path(judgebias.__file__).parent), quiet=1)
 
 
 def write_minimal_hydra_app(folder: Path) -> Path:

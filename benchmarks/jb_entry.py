@@ -53,6 +53,7 @@ def main() -> None:
         from judgebias import output, runner
 
         runner.build_summary = timed("summary_seconds", runner.build_summary)
+        runner.ratings_for = timed("write_seconds", runner.ratings_for)  # computed as write_run's argument
         output.write_run = timed("write_seconds", output.write_run)
         atexit.register(write_probe, probe)
     from judgebias.run import main as judgebias_main

@@ -187,8 +187,8 @@ def bench_live(ctx: Context) -> list[Figure]:
             "1",
             f"judging phase / bare SDK loop ({calls} calls, c={concurrency}, {LATENCY * 1000:.0f} ms)",
             f"{t_jb / t_bare:.2f}x ({t_jb:.2f} s / {t_bare:.2f} s)",
-            "<= 1.10x",
-            t_jb / t_bare <= 1.10,
+            "<= 1.00x",
+            t_jb / t_bare <= 1.00,
         ),
         Figure(
             "1",
@@ -586,6 +586,7 @@ def main(argv: list[str] | None = None) -> int:
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "JUDGEBIAS_CACHE_DIR")}
     env["HYDRA_FULL_ERROR"] = "1"
     ctx = Context(quick=args.quick, repeats=repeats, work=work, env=env, cached_sizes={})
+    harness.compile_judgebias()
     info = harness.machine()
     started = time.perf_counter()
     figures: list[Figure] = []

@@ -8,9 +8,12 @@ from typing import Any
 from judgebias.style import Style
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Item:
-    """One pairwise comparison. `a` is ans1 (model 1), `b` is ans2; `extra` keeps every other field."""
+    """One pairwise comparison. `a` is ans1 (model 1), `b` is ans2; `extra` keeps every other field.
+
+    Slotted: a run keeps every item in memory, and a per-instance dict cost more than the item's own fields.
+    """
 
     id: str
     question: str

@@ -11,7 +11,6 @@ import hashlib
 import json
 import os
 import platform
-import subprocess
 import sys
 from collections.abc import Iterable
 from importlib import metadata
@@ -24,6 +23,7 @@ from judgebias.files import write_csv, write_json
 from judgebias.formatting import ci_text, pct
 from judgebias.item import Item
 from judgebias.record import CallFields, CallResult, ItemResult, Request, Summary, VerdictLine
+from judgebias.revision import git_revision
 from judgebias.tokens import estimate_prompt_tokens
 from judgebias.verdict import item_pick, item_winner
 
@@ -169,25 +169,9 @@ def provenance(config: Config, summary: Summary) -> dict[str, Any]:
         "models_reported": summary.get("models_reported", []),
         "python": platform.python_version(),
         "packages": versions,
-        "git_revision": _git_revision(),
+        "git_revision": git_revision(Path(__file__).resolve().parent),
         "argv": sys.argv[1:],
     }
-
-
-def _git_revision() -> str | None:
-    """The project's git revision when run from a checkout (None elsewhere)."""
-    try:
-        here = Path(__file__).resolve().parent
-        result = subprocess.run(
-            ["git", "-C", str(here), "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return result.stdout.strip() or None if result.returncode == 0 else None
 
 
 def dry_run_estimate(

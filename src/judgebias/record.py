@@ -75,6 +75,27 @@ class CallResult:
     offline: bool = False  # answered by a judge that sends no request (scripted, replay)
     batched: bool = False  # answered by a batch collected in this run (priced at judge.batch_discount)
 
+    def without_reply(self) -> CallResult:
+        """This call without its reply text (written out already): what the metrics keep in memory.
+
+        Built field by field: `dataclasses.replace` introspects the class on every call, twice the cost (a field
+        added to the class must be added here too: tests/unit/test_record.py fails until it is).
+        """
+        return CallResult(
+            label=self.label,
+            raw=None,
+            cached=self.cached,
+            prompt_tokens=self.prompt_tokens,
+            completion_tokens=self.completion_tokens,
+            model=self.model,
+            error=self.error,
+            probs=self.probs,
+            tag_first=self.tag_first,
+            tag_second=self.tag_second,
+            offline=self.offline,
+            batched=self.batched,
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class ItemResult:
@@ -97,6 +118,28 @@ class ItemResult:
     style_a: Style | None = None  # markdown features of a as written (None: not recorded)
     style_b: Style | None = None
     calls: tuple[CallResult, ...] = field(default=(), compare=False)  # the calls behind call1/call2
+
+    def without_replies(self) -> ItemResult:
+        """The row with its calls' reply texts dropped (written out already): what the metrics keep in memory."""
+        return ItemResult(
+            id=self.id,
+            verdict=self.verdict,
+            call1=self.call1,
+            call2=self.call2,
+            consistent=self.consistent,
+            human=self.human,
+            human_votes=self.human_votes,
+            model_a=self.model_a,
+            model_b=self.model_b,
+            chars_a=self.chars_a,
+            chars_b=self.chars_b,
+            words_a=self.words_a,
+            words_b=self.words_b,
+            soft=self.soft,
+            style_a=self.style_a,
+            style_b=self.style_b,
+            calls=tuple(call.without_reply() for call in self.calls),
+        )
 
 
 # JSON contracts. Keys and their meaning are fixed (other tools read them): add keys, never rename them.

@@ -22,6 +22,7 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
 
 from judgebias.clusterlog import summarise_sacct_warnings
+from judgebias.composition import mode_probe_skipped
 from judgebias.config import Config, register_schemas
 from judgebias.config_errors import HeldStderr, composition_message, held_stderr, unknown_key_message
 from judgebias.errors import BatchPending, SecretInConfig, UserError
@@ -197,7 +198,8 @@ def main() -> None:
     held = HeldStderr(real)
     sys.stderr = held  # Hydra's multi-line composition errors are replaced by one line (see config_errors)
     try:
-        _entry()
+        with mode_probe_skipped():  # the config is composed once, not twice, when nothing can set hydra.mode
+            _entry()
     except SystemExit as stop:
         failure = stop.__context__
         if stop.code == 1 and isinstance(failure, ConfigCompositionException | OverrideParseException):

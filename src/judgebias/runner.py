@@ -22,7 +22,7 @@ from judgebias import output
 from judgebias.backends import Judging, build_backend
 from judgebias.backends.base import Backend
 from judgebias.cache import ReplyStore, call_key, open_cache
-from judgebias.cache.bundle import RUN_KEYS, run_record
+from judgebias.cache.bundle import KeyLog
 from judgebias.config import CacheMode, Config, LabelStyle, judges_of
 from judgebias.console import Progress
 from judgebias.dataset import load_items, normalize_items, resolve_path
@@ -87,7 +87,7 @@ def run_experiment(config: Config, out_dir: Path, *, echo: Callable[[str], None]
     cache = open_cache(config.cache)  # an unreachable Redis stops the run here, before any judge call
     for judging in judgings:
         judging.backend.share_pacing(cache.fleet)
-    used: dict[str, set[str]] = {judging.name: set() for judging in judgings if judging.backend.paid}
+    used = KeyLog(out_dir, [judging.name for judging in judgings if judging.backend.paid])
     try:
         if config.dry_run:
             calls = _looked_up(_requests(config, judgings, items), cache)
@@ -107,6 +107,7 @@ def run_experiment(config: Config, out_dir: Path, *, echo: Callable[[str], None]
             cache.mode = CacheMode.use  # the batch refreshed every call: the rest of the run reads its replies
         per_judge, combined, failures = _judge_all(config, judgings, items, cache, out_dir, used, prefilled.batched)
         elapsed = time.monotonic() - started
+        used.finish(_paid_judges(judgings))
     except CacheUnavailable as error:
         raise CacheUnavailable(
             f"{error}: the run stopped; every reply received is kept (on this node's disk when Redis missed it, "
@@ -114,8 +115,7 @@ def run_experiment(config: Config, out_dir: Path, *, echo: Callable[[str], None]
         ) from None
     finally:
         cache.close()
-    if used:
-        write_json(out_dir / RUN_KEYS, run_record(_paid_judges(judgings), used))
+        used.abandon()  # a run that stopped early leaves no half-written key list
     summary = build_summary(
         config,
         per_judge,
@@ -167,7 +167,7 @@ def _judge_all(
     items: list[Item],
     cache: ReplyStore,
     out_dir: Path,
-    used: dict[str, set[str]],
+    used: KeyLog,
     batched: set[str] = frozenset(),  # type: ignore[assignment]
 ) -> tuple[dict[str, list[ItemResult]], list[ItemResult], int]:
     """Run every call, finalise items in order as their calls complete, stream verdicts to disk.
@@ -224,7 +224,7 @@ LOOKAHEAD = 256  # calls looked up in the cache with one query
 
 
 def _looked_up(
-    requests: Iterator[tuple[Judging, Item, Request]], cache: ReplyStore, used: dict[str, set[str]] | None = None
+    requests: Iterator[tuple[Judging, Item, Request]], cache: ReplyStore, used: KeyLog | None = None
 ) -> Iterator[tuple[Judging, Item, Request, str | None, dict[str, Any] | None]]:
     """Each call with its cache key and cached reply (None: a miss, or a free judge), looked up in batches.
 
@@ -239,7 +239,7 @@ def _looked_up(
         hits = cache.get_many([key for key in keys if key is not None])
         for (judging, item, request), key in zip(batch, keys, strict=True):
             if used is not None and key is not None:
-                used[judging.name].add(key)  # recorded in the run folder, so a bundle can hold exactly this run
+                used.add(judging.name, key)  # recorded in the run folder, so a bundle can hold exactly this run
             yield judging, item, request, key, hits.get(key) if key is not None else None
 
 
@@ -337,16 +337,11 @@ def _finalise(
     (merged,) = ensemble_results({name: [row] for name, row in rows.items()}) if ensemble else rows.values()
     writer.write(item, rows, merged)
     for name, row in rows.items():
-        per_judge[name].append(_slim(row))
+        per_judge[name].append(row.without_replies())
     if ensemble:
-        combined.append(_slim(merged))
+        combined.append(merged.without_replies())
     progress.advance(calls=len(calls), cached=sum(call.cached for results in by_judge.values() for call in results))
     return failures
-
-
-def _slim(row: ItemResult) -> ItemResult:
-    """The row without its reply texts (written already): what the metrics keep in memory."""
-    return dataclasses.replace(row, calls=tuple(dataclasses.replace(call, raw=None) for call in row.calls))
 
 
 def _call_result(config: Config, request: Request, pending: Pending, *, offline: bool) -> CallResult:

@@ -12,6 +12,7 @@ import pytest
 from judgebias.cache import ReplyCache, call_key
 from judgebias.cache.bundle import (
     RUN_KEYS,
+    KeyLog,
     export_bundle,
     import_bundle,
     public_endpoint,
@@ -168,3 +169,25 @@ def test_endpoint_credentials_never_reach_a_manifest() -> None:
         public_endpoint("http://h/v1"),
         public_endpoint(None),
     ]
+
+
+def test_a_runs_key_log_writes_the_record_run_record_would(tmp_path: Path) -> None:
+    """KeyLog streams the keys to disk and writes the same cache_keys.json content as run_record (as a set)."""
+    judges = {"j": {"endpoint": "http://x/v1", "model": "m"}, "k": {"endpoint": "http://y/v1", "model": "n"}}
+    log = KeyLog(tmp_path, ["j", "k"])
+    for judge, number in [("j", 1), ("k", 2), ("j", 3), ("j", 1)]:
+        log.add(judge, key_of(number))
+    log.finish(judges)
+    written = json.loads((tmp_path / RUN_KEYS).read_text(encoding="utf-8"))
+    expected = run_record(judges, {"j": [key_of(1), key_of(3)], "k": [key_of(2)]})
+    assert expected["judges"] == written["judges"]
+    assert {name: sorted(set(keys)) for name, keys in written["keys"].items()} == expected["keys"]
+    assert [RUN_KEYS] == [path.name for path in tmp_path.iterdir()]
+
+
+def test_a_stopped_runs_key_log_leaves_nothing_behind(tmp_path: Path) -> None:
+    """A run that stops before finishing removes its partial key list."""
+    log = KeyLog(tmp_path, ["j"])
+    log.add("j", key_of(1))
+    log.abandon()
+    assert [] == list(tmp_path.iterdir())

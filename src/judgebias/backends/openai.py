@@ -41,7 +41,10 @@ STARTUP_CONNECT_ATTEMPTS = 3  # nothing listening before any reply: give up afte
 STARTUP_CONNECT_BACKOFF = 0.5  # seconds between those attempts (at most)
 LONG_WAIT = 1.0  # an announced wait this long or longer does not spend a retry (bounded by judge.max_wait)
 NOTICE_EVERY = 10.0  # seconds between two retry notices on the terminal for the same reason
-SENT_SEPARATELY = ("model", "messages")  # everything else of the body goes to the SDK as extra_body
+# Everything of the body but the model goes to the SDK as extra_body, the messages included: `create` would walk each
+# message through its typed-dict transform (about 0.45 ms of client CPU per call here, a fifth of the call's), which
+# leaves plain text messages as they are. The JSON sent is the same; `messages` itself is then passed empty.
+SENT_SEPARATELY = ("model",)
 
 
 class TruncatedReply(Exception):
@@ -135,6 +138,8 @@ class OpenAIJudge(Backend):
         return self._openai()
 
     def _openai(self) -> Any:
+        if self._client is not None:  # built once; every call after the first skips the lock
+            return self._client
         with self._lock:
             if self._client is None:
                 openai = _sdk()
@@ -209,7 +214,7 @@ class OpenAIJudge(Backend):
                 self._raise_if_stopped()
                 raw = create(
                     model=body["model"],
-                    messages=body["messages"],
+                    messages=(),  # sent in extra_body (see SENT_SEPARATELY)
                     extra_body={k: v for k, v in body.items() if k not in SENT_SEPARATELY},
                     extra_headers=headers,
                 )

@@ -14,6 +14,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import os
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
@@ -77,6 +78,60 @@ def run_record(judges: Mapping[str, Mapping[str, Any]], keys: Mapping[str, Itera
         },
         "keys": {name: sorted(set(found)) for name, found in keys.items()},
     }
+
+
+class KeyLog:
+    """The keys of a run's paid calls, appended to a file in the run folder as they are looked up.
+
+    Kept on disk, not in a set: a run over a million items would otherwise hold two million keys in memory just to
+    write them out at the end. `finish` streams them into cache_keys.json (a key may repeat when a prompt does;
+    readers take the set).
+    """
+
+    def __init__(self, out_dir: Path, judges: Iterable[str]) -> None:
+        self.out_dir = out_dir
+        self.index = {name: number for number, name in enumerate(judges)}
+        self.partial = out_dir / (RUN_KEYS + ".part")
+        self._file: Any = None
+
+    def add(self, judge: str, key: str) -> None:
+        """Record one call's key (of a paid judge)."""
+        if self._file is None:
+            self.out_dir.mkdir(parents=True, exist_ok=True)
+            self._file = self.partial.open("w", encoding="utf-8")
+        self._file.write(f"{self.index[judge]} {key}\n")
+
+    def finish(self, judges: Mapping[str, Mapping[str, Any]]) -> None:
+        """Write cache_keys.json from the recorded keys (run_record's layout), then drop the partial file."""
+        if self._file is None:
+            return
+        self._file.close()
+        header = run_record(judges, {})
+        names = list(self.index)
+        temp = self.out_dir / (RUN_KEYS + ".tmp")
+        with temp.open("w", encoding="utf-8") as out:
+            out.write('{"judges": ' + json.dumps(header["judges"], ensure_ascii=False) + ', "keys": {')
+            for number, name in enumerate(names):
+                out.write(("" if number == 0 else ", ") + json.dumps(name, ensure_ascii=False) + ": [")
+                first = True
+                with self.partial.open(encoding="utf-8") as lines:
+                    for line in lines:
+                        index, _, key = line.rstrip("\n").partition(" ")
+                        if int(index) == number:
+                            out.write(("" if first else ", ") + json.dumps(key))
+                            first = False
+                out.write("]")
+            out.write("}}\n")
+        os.replace(temp, self.out_dir / RUN_KEYS)
+        self.partial.unlink()
+        self._file = None
+
+    def abandon(self) -> None:
+        """The run stopped before finishing: close and remove the partial file (nothing if already finished)."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+            self.partial.unlink(missing_ok=True)
 
 
 def read_run_keys(run_dir: Path) -> RunKeys:

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 import threading
+import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -22,6 +24,17 @@ from judgebias.ratelimit import Fleet
 
 MODES = ("use", "refresh", "off", "only")
 KEY_VERSION = 1  # bump when the meaning of a cached value changes
+
+# One reply, one statement: the row diskcache's own `set` writes for a str key and a short str value (raw key,
+# value inline, no expiry, no tag), inserted or replaced in a single autocommit transaction. An existing row whose
+# value sits in a file of its own is left alone (no row changed), so diskcache's `set` replaces it and removes the file.
+UPSERT = (
+    "INSERT INTO Cache(key, raw, store_time, expire_time, access_time, access_count, tag, size, mode, filename, value)"
+    " VALUES (?, 1, ?, NULL, ?, 0, NULL, 0, ?, NULL, ?)"
+    " ON CONFLICT(key, raw) DO UPDATE SET store_time = excluded.store_time, expire_time = NULL,"
+    " access_time = excluded.access_time, access_count = 0, tag = NULL, size = 0, mode = excluded.mode,"
+    " filename = NULL, value = excluded.value WHERE filename IS NULL"
+)
 
 
 class TextOnlyDisk(diskcache.Disk):  # type: ignore[misc]
@@ -48,6 +61,7 @@ class ReplyCache:
         self.mode = mode
         self.directory = Path(directory).expanduser()
         self._cache: diskcache.Cache | None = None
+        self._writer: sqlite3.Connection | None = None
         self._lock = threading.Lock()
 
     def _open(self) -> diskcache.Cache:
@@ -104,14 +118,46 @@ class ReplyCache:
         return value if isinstance(value, dict) else None
 
     def put(self, key: str, value: dict[str, Any]) -> None:
-        """Store a reply the moment it arrives (not at the end of the run), unless the cache is off."""
+        """Store a reply the moment it arrives (not at the end of the run), unless the cache is off.
+
+        The row is committed before this returns: in the file (SQLite's write-ahead log), so a killed process
+        keeps it. A reply is one statement on a connection of its own, not diskcache's `set` (BEGIN, SELECT,
+        INSERT, COMMIT on a connection per thread): with 64 workers each statement waits to retake the
+        interpreter lock, and the writers queue behind it.
+        """
         if self.mode == "off":
             return
         text = json.dumps(value, ensure_ascii=False)
+        cache = self._open()
         # One writer at a time within the process: threads queue on this lock instead of in SQLite's busy
         # handler, whose sleeps (1 ms, 2 ms, 5 ms, ...) cost more than the writes at high concurrency.
         with self._lock:
-            self._open().set(key, text, retry=True)
+            if len(text) >= cache.disk_min_file_size:  # a long reply goes to a file of its own: diskcache's path
+                cache.set(key, text, retry=True)
+                return
+            now = time.time()
+            while True:
+                try:
+                    changed = self._connection(cache).execute(UPSERT, (key, now, now, diskcache.core.MODE_RAW, text))
+                    break
+                except sqlite3.OperationalError as error:
+                    if "locked" not in str(error) and "busy" not in str(error):
+                        raise
+            if changed.rowcount == 0:  # the key's old value sits in a file: replace it the way that removes it
+                cache.set(key, text, retry=True)
+
+    def _connection(self, cache: diskcache.Cache) -> sqlite3.Connection:
+        """The connection replies are written through (one for the process, used under the lock)."""
+        if self._writer is None:
+            writer = sqlite3.connect(
+                str(self.directory / diskcache.core.DBNAME),
+                timeout=60,
+                isolation_level=None,  # autocommit: each statement is its own transaction
+                check_same_thread=False,
+            )
+            writer.execute(f"PRAGMA synchronous = {int(cache.sqlite_synchronous)}")  # as diskcache's own connections
+            self._writer = writer
+        return self._writer
 
     def claim(self, key: str) -> bool:
         """Whether this process should send the call: always, since one machine's runs share no calls in flight."""
@@ -154,6 +200,9 @@ class ReplyCache:
 
     def close(self) -> None:
         """Close the SQLite connections."""
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
         if self._cache is not None:
             self._cache.close()
             self._cache = None

@@ -1,0 +1,75 @@
+"""A live call sends exactly request_body(): the messages travel as extra_body, the server sees the same JSON."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, ClassVar
+
+import pytest
+
+from judgebias.backends.openai import OpenAIJudge
+from judgebias.config import JudgeConfig, RubricConfig
+from judgebias.item import Item
+from judgebias.prompt import render_messages, shown
+from judgebias.record import Request
+
+RUBRIC = RubricConfig(
+    name="t", system="Judge {question}", user="{first} or {second}? Say {label_first} or {label_second}"
+)
+COMPLETION = {
+    "id": "c",
+    "object": "chat.completion",
+    "created": 0,
+    "model": "served-model",
+    "choices": [{"index": 0, "message": {"role": "assistant", "content": "A"}, "finish_reason": "stop"}],
+    "usage": {"prompt_tokens": 12, "completion_tokens": 1, "total_tokens": 13},
+}
+
+
+class Recorder(BaseHTTPRequestHandler):
+    """Keeps each request's JSON body and answers with one fixed completion."""
+
+    bodies: ClassVar[list[dict[str, Any]]] = []
+
+    def do_POST(self) -> None:
+        length = int(self.headers["Content-Length"])
+        self.bodies.append(json.loads(self.rfile.read(length)))
+        payload = json.dumps(COMPLETION).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def endpoint() -> Iterator[str]:
+    """A recording HTTP server on a free port of 127.0.0.1."""
+    Recorder.bodies.clear()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.parametrize("logprobs", [False, True])
+def test_the_body_on_the_wire_is_request_body(endpoint: str, logprobs: bool) -> None:
+    """Through the real SDK and HTTP, the server receives request_body(messages), messages and settings included."""
+    config = JudgeConfig(
+        backend="openai", name="j", model="m", base_url=endpoint, api_key_env=None, top_p=0.9, logprobs=logprobs
+    )
+    judge = OpenAIJudge(config, RUBRIC)
+    item = Item(id="i1", question="Q ü?", a="first answer", b="second answer")
+    view = shown(item, 1, RUBRIC.labels)
+    messages = render_messages(item, view, RUBRIC.system, RUBRIC.user, RUBRIC.tie_label)
+    reply = judge.complete(Request(item, view, messages))
+    assert [judge.request_body(messages)] == Recorder.bodies
+    assert ("A", "served-model", 12) == (reply.text, reply.model, reply.prompt_tokens)
