@@ -34,7 +34,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import FrameType, TracebackType
@@ -856,6 +856,14 @@ class RunningServer:
     def reset(self) -> None:
         """Zero the counters and forget the request bodies seen, as POST /reset does."""
         self._server.state.reset()
+
+    def reconfigure(self, **changes: Any) -> None:
+        """Answer differently from the next request on (e.g. latency=0 once a test saw what it waited for)."""
+        state = self._server.state
+        with state.lock:
+            state.options = self.options = replace(state.options, **changes)
+            if "rate_limit" in changes:
+                state.bucket = _TokenBucket(state.options.rate_limit) if state.options.rate_limit is not None else None
 
     def stop(self) -> None:
         """Stop serving, wake sleeping (latency, hang) requests and close every open connection."""

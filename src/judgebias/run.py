@@ -21,6 +21,7 @@ from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
 
+from judgebias.clusterlog import summarise_sacct_warnings
 from judgebias.composition import mode_probe_skipped
 from judgebias.config import Config, register_schemas
 from judgebias.config_errors import HeldStderr, composition_message, held_stderr, unknown_key_message
@@ -28,6 +29,7 @@ from judgebias.errors import BatchPending, SecretInConfig, UserError
 from judgebias.files import write_json
 from judgebias.redaction import REDACTED
 from judgebias.rundir import register_resolver
+from judgebias.termination import Stopped, stop_on_sigterm
 
 EXIT_CALLS_FAILED = 1
 EXIT_CRASHED = 1
@@ -75,13 +77,19 @@ def job(cfg: DictConfig) -> int:
     for noisy in ("httpx2", "httpx", "openai"):  # one INFO line per request would bury the summary
         logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
-        summary = run_experiment(to_config(cfg), out_dir)
+        with stop_on_sigterm():
+            summary = run_experiment(to_config(cfg), out_dir)
     except UserError as error:
         if isinstance(error, SecretInConfig):
             scrub(out_dir, error.secret)
         print(f"judgebias: error: {error}", file=sys.stderr)
         write_json(out_dir / "summary.json", _failure(cfg, str(error)))
         return EXIT_USER_ERROR
+    except Stopped:
+        reason = "stopped by SLURM (scancel or the time limit) before it finished"
+        print(f"judgebias: {reason}: every reply received so far is in the cache; rerun to resume", file=sys.stderr)
+        write_json(out_dir / "summary.json", _failure(cfg, reason))
+        return EXIT_CALLS_FAILED if multirun else EXIT_INTERRUPTED
     except BatchPending as pending:
         print(f"judgebias: {pending}")
         if multirun:
@@ -186,6 +194,7 @@ def main() -> None:
         print(f"judgebias: error: {refused}", file=sys.stderr)
         sys.exit(EXIT_USER_ERROR)
     real = sys.stderr
+    summarise_sacct_warnings(real)  # said while the sweep waits, not held back with Hydra's start-up messages
     held = HeldStderr(real)
     sys.stderr = held  # Hydra's multi-line composition errors are replaced by one line (see config_errors)
     try:

@@ -1,11 +1,10 @@
-"""Sweeps end to end: the table at the end of a multirun, failures, parallel and cluster launchers."""
+"""Sweeps end to end: the table at the end of a multirun, failures, joblib and submitit_local (SLURM: tests/cluster)."""
 
 from __future__ import annotations
 
 import csv
 import importlib.util
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -102,109 +101,6 @@ def test_submitit_launcher_runs_a_real_sweep(cli: Cli) -> None:
     ]
     assert any((result.run_dir / ".submitit").iterdir())
     assert "3" == table(result.run_dir)[1]["n"]
-
-
-FAKE_SLURM = r"""
-import os
-import re
-import subprocess
-import sys
-import time
-from pathlib import Path
-
-HERE = Path(__file__).resolve().parent
-
-
-def sbatch(script_path: str) -> None:
-    script = Path(script_path).read_text()
-    match = re.search(r"^#SBATCH --array=0-(\d+)", script, flags=re.M)
-    tasks = int(match.group(1)) + 1 if match else 1
-    counter = HERE / "next_job_id"
-    job_id = int(counter.read_text()) if counter.exists() else 4200
-    counter.write_text(str(job_id + 1))
-    subprocess.Popen(
-        [sys.executable, __file__, "run", script_path, str(job_id), str(tasks)],
-        start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    print(f"Submitted batch job {job_id}")
-
-
-def run(script_path: str, job_id: str, tasks: str) -> None:
-    script = Path(script_path).read_text()
-    folder = script.strip().splitlines()[-1].split()[-1]
-    for task in range(int(tasks)):
-        task_id = f"{job_id}_{task}"
-        pickle = Path(folder.replace("%j", task_id)) / f"{task_id}_submitted.pkl"
-        deadline = time.monotonic() + 60
-        while not pickle.exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        env = dict(os.environ, SLURM_JOB_ID=str(int(job_id) * 100 + task), SLURM_ARRAY_JOB_ID=job_id,
-                   SLURM_ARRAY_TASK_ID=str(task), SLURM_NTASKS="1", SLURM_JOB_NUM_NODES="1", SLURM_NODEID="0",
-                   SLURM_JOB_NODELIST="localhost", SLURM_PROCID="0", SLURM_LOCALID="0")
-        subprocess.run(["bash", script_path], env=env, check=False)
-
-
-def srun(args: list[str]) -> None:
-    logs = {}
-    while args and args[0].startswith("--"):
-        flag = args.pop(0)
-        if flag in ("--output", "--error"):
-            logs[flag] = args.pop(0)
-    names = {"%A": os.environ["SLURM_ARRAY_JOB_ID"], "%a": os.environ["SLURM_ARRAY_TASK_ID"], "%t": "0",
-             "%j": os.environ["SLURM_JOB_ID"]}
-    files = {}
-    for flag, pattern in logs.items():
-        for key, value in names.items():
-            pattern = pattern.replace(key, value)
-        Path(pattern).parent.mkdir(parents=True, exist_ok=True)
-        files[flag] = open(pattern, "a")
-    result = subprocess.run(args, stdout=files.get("--output"), stderr=files.get("--error", files.get("--output")))
-    sys.exit(result.returncode)
-
-
-if __name__ == "__main__":
-    mode, rest = sys.argv[1], sys.argv[2:]
-    if mode == "sbatch":
-        sbatch(rest[-1])
-    elif mode == "run":
-        run(*rest)
-    elif mode == "srun":
-        srun(rest)
-    elif mode == "sacct":
-        print("JobID|State|NodeList")
-"""
-
-
-def fake_slurm(folder: Path) -> str:
-    """sbatch, srun and sacct stand-ins in `folder` (array tasks run here, one after another); returns a PATH."""
-    folder.mkdir()
-    (folder / "fake_slurm.py").write_text(FAKE_SLURM, encoding="utf-8")
-    for tool in ("sbatch", "srun", "sacct"):
-        wrapper = folder / tool
-        wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{folder / "fake_slurm.py"}" {tool} "$@"\n', "utf-8")
-        wrapper.chmod(0o755)
-    return f"{folder}{os.pathsep}{os.environ.get('PATH', '')}"
-
-
-@pytest.mark.slow
-@pytest.mark.skipif(not HAS_SUBMITIT, reason="hydra-submitit-launcher is not installed (pip install -e '.[dev]')")
-def test_slurm_launcher_config_submits_an_array_job(cli: Cli, tmp_path: Path) -> None:
-    """hydra/launcher=slurm submits the sweep as one sbatch array with the config's resources, then aggregates it."""
-    path = fake_slurm(tmp_path / "slurm")
-
-    result = cli(
-        "-m", "hydra/launcher=slurm", "hydra.launcher.partition=debug", "data.limit=3", *QUICK, "judge=noisy,replay",
-        env={"PATH": path},
-    )  # fmt: skip
-
-    assert 1 == result.code, result
-    rows = table(result.run_dir)
-    assert [("0", "ok"), ("1", "failed")] == [(r["job"], r["status"]) for r in rows]
-    assert "judge.name is required" in rows[1]["error"]
-    (script,) = (result.run_dir / ".submitit").glob("*/*_submission.sh")
-    lines = script.read_text(encoding="utf-8").splitlines()
-    expected = ["--array=0-1%2", "--cpus-per-task=2", "--mem=4GB", "--partition=debug", "--time=240"]
-    assert expected == [line[len("#SBATCH ") :] for line in lines if line[len("#SBATCH ") :] in expected]
 
 
 @pytest.mark.slow

@@ -7,6 +7,7 @@ import math
 import signal
 import subprocess
 import sys
+import time
 import urllib.request
 from collections.abc import Iterator
 from typing import Any
@@ -327,3 +328,17 @@ def test_cli_prints_its_url_and_stops_on_sigterm() -> None:
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+def test_reconfigure_changes_answers_from_the_next_request_and_keeps_the_counters() -> None:
+    """A slow server made fast mid-test answers the next request at once and still counts the earlier ones."""
+    with start_server(ServerOptions(latency=2.0)) as server:
+        client = OpenAI(base_url=server.url, api_key="unused", max_retries=0)
+        messages: Any = [{"role": "user", "content": render(("A", SHORT), ("B", LONG))}]
+        client.chat.completions.create(model="judgebias-dev", messages=messages)
+        server.reconfigure(latency=0.0)
+        started = time.monotonic()
+        client.chat.completions.create(model="judgebias-dev", messages=messages)
+
+        assert time.monotonic() - started < 1.5
+        assert 2 == server.stats()["requests"]

@@ -1,0 +1,59 @@
+"""A SLURM sweep on the Redis cache: one quota across the job array, and replies shared by every node."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.cluster.slurm import SlurmCluster
+from tests.cluster.test_slurm import LAUNCH, files_holding, local, measured, table
+from tests.conftest import Cli
+from tests.redis.conftest import RedisServer
+
+pytestmark = [pytest.mark.cluster, pytest.mark.redis, pytest.mark.slow]
+
+
+def most_in_any_second(moments: list[float]) -> int:
+    """The largest number of requests that arrived within any one second."""
+    moments, most, start = sorted(moments), 0, 0
+    for end, moment in enumerate(moments):
+        while moment - moments[start] >= 1.0:
+            start += 1
+        most = max(most, end - start + 1)
+    return most
+
+
+def test_an_array_on_redis_holds_one_quota_and_a_rerun_from_another_node_is_free(
+    cli: Cli, slurm: SlurmCluster, server: Any, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """Two jobs at requests_per_minute=240 together stay near 4 requests a second; a rerun elsewhere sends none."""
+    judge = server(policy="hash")
+    sweep = ("-m", *LAUNCH, "cache.backend=redis", "data.limit=12", "max_concurrency=4", "rubric=default,content_only")
+    overrides = (*sweep, *local(judge, "judge.requests_per_minute=240"))
+    env = slurm.env | {"JUDGEBIAS_REDIS_URL": redis_server.url}
+    started = time.monotonic()
+
+    first = cli(*overrides, env=env)
+    measured("redis array sweep", started, judge)
+    arrivals = [event["arrived"] for event in judge.timeline()]
+    print(f"most in any second: {most_in_any_second(arrivals)}, spread {max(arrivals) - min(arrivals):.1f} s")
+    elsewhere = Cli(tmp_path / "other-node")  # another cache.dir: only Redis can answer
+    (tmp_path / "other-node").mkdir()
+    started = time.monotonic()
+    rerun = elsewhere(*overrides, env=env)
+    measured("redis array sweep, rerun from another cache.dir", started, judge)
+
+    assert (0, 0) == (first.code, rerun.code), (first, rerun)
+    assert 48 == judge.stats()["requests"]  # 2 rubrics x 12 items x 2 orders, once each, none on the rerun
+    assert most_in_any_second(arrivals) <= 6  # one quota of 4/s for both jobs (two quotas would allow 8)
+    assert max(arrivals) - min(arrivals) >= (48 - 6) / 4
+    assert 2 * [("ok", "24")] == [(r["status"], r["calls_cached"]) for r in table(rerun.run_dir)]
+    assert [] == files_holding(first.run_dir, redis_server.password) + files_holding(
+        rerun.run_dir, redis_server.password
+    )
+    assert [] == files_holding(cli.cache_dir, redis_server.password) + files_holding(
+        elsewhere.cache_dir, redis_server.password
+    )
