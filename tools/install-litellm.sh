@@ -22,4 +22,3 @@ echo "installing litellm[proxy]==$PIN into $VENV"
 "$PYTHON" -m venv "$VENV"
 "$VENV/bin/pip" install --quiet --upgrade pip
 "$VENV/bin/pip" install --quiet "litellm[proxy]==$PIN"
-"$VENV/bin/litellm" --version >/dev/null 2>&1 || true

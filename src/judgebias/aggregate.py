@@ -24,6 +24,7 @@ from typing import Any, cast
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
+from judgebias.errors import EXIT_BATCH_PENDING
 from judgebias.files import write_csv, write_text_atomic
 from judgebias.formatting import points
 from judgebias.record import Summary
@@ -59,6 +60,7 @@ COLUMNS = (
     "failed_calls",
     "calls_live",
     "calls_cached",
+    "calls_offline",
     "prompt_tokens",
     "completion_tokens",
     "cost_usd",
@@ -225,7 +227,7 @@ def readable(row: dict[str, Any]) -> list[str]:
     def text(value: Any) -> str:
         return "" if value is None else str(value)
 
-    live, cached = row.get("calls_live"), row.get("calls_cached")
+    live, cached, offline = row.get("calls_live"), row.get("calls_cached"), row.get("calls_offline")
     tokens_in, tokens_out = row.get("prompt_tokens"), row.get("completion_tokens")
     cost = row.get("cost_usd")
     return [
@@ -243,7 +245,7 @@ def readable(row: dict[str, Any]) -> list[str]:
         _rate(row, "human_agreement"),
         _rate(row, "styled_wins"),
         text(row.get("n_invalid")),
-        "" if live is None else f"{live}/{text(cached)}",
+        f"{offline} offline" if offline else ("" if live is None else f"{live}/{text(cached)}"),
         "" if tokens_in is None else f"{tokens_in}/{text(tokens_out)}",
         "" if cost is None else f"{float(cost):.4f}",
     ]
@@ -326,11 +328,18 @@ class AggregateCallback(Callback):
             return
         print(f"\nsweep summary ({sweep_dir}/sweep_summary.md):")
         print(text_table(rows))
-        bad = failed(rows)
-        if bad:
-            print(f"judgebias: {len(bad)} of {len(rows)} jobs did not finish cleanly", file=sys.stderr)
+        code = exit_code(rows)
+        if code == 1:
+            print(f"judgebias: {len(failed(rows))} of {len(rows)} jobs did not finish cleanly", file=sys.stderr)
+        elif code == EXIT_BATCH_PENDING:
+            print(
+                f"judgebias: {len(pending(rows))} of {len(rows)} jobs have batches still out: run the same command "
+                "again to collect them",
+                file=sys.stderr,
+            )
+        if code:
             sys.stdout.flush()
-            raise SystemExit(1)
+            raise SystemExit(code)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -351,7 +360,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     target = args.out or args.sweep_dirs[0]
     print(f"sweep summary ({target}/sweep_summary.md):")
     print(text_table(rows))
-    return 1 if failed(rows) else 0
+    return exit_code(rows)
+
+
+def pending(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The jobs whose calls are out as a batch, not collected yet."""
+    return [row for row in rows if row["status"] == "pending"]
+
+
+def exit_code(rows: list[dict[str, Any]]) -> int:
+    """1 when a job failed; else 75 when a job's batch is still out (rerun to collect); else 0."""
+    if failed(rows):
+        return 1
+    return EXIT_BATCH_PENDING if pending(rows) else 0
 
 
 if __name__ == "__main__":

@@ -212,10 +212,3 @@ def judges_of(config: Config) -> dict[str, JudgeConfig]:
 def register_schemas() -> None:
     """Register the schema so conf/config.yaml can extend it (kept out of the user-facing groups)."""
     ConfigStore.instance().store(name="config_schema", node=Config)
-
-
-def as_plain(node: Any) -> Any:
-    """A plain-Python copy of an OmegaConf node (resolving interpolations)."""
-    from omegaconf import OmegaConf
-
-    return OmegaConf.to_container(node, resolve=True)

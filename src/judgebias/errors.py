@@ -13,6 +13,9 @@ class SecretInConfig(UserError):
         self.secret = secret
 
 
+EXIT_BATCH_PENDING = 75  # EX_TEMPFAIL: calls out as a batch (or an exported file), not collected; rerun to collect
+
+
 class BatchPending(Exception):
     """The run's missing calls are out as a batch (submitted, or exported to a file) and not collected yet."""
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
 import os
+import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -13,9 +15,16 @@ from typing import Any
 
 def write_text_atomic(path: Path, text: str) -> None:
     """Write `text` to `path` atomically (a temp file renamed)."""
-    temp = path.with_name(path.name + ".tmp")
-    temp.write_text(text, encoding="utf-8", newline="")  # written as given: CSV rows keep their \r\n
-    os.replace(temp, path)
+    # A temp name of its own per write: two processes updating one file (a shared batch ledger) never share it.
+    handle, name = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="") as temp:
+            temp.write(text)  # written as given: CSV rows keep their \r\n
+        os.replace(name, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(name)
+        raise
 
 
 def write_json(path: Path, value: Any) -> None:

@@ -195,8 +195,7 @@ def _import(
 
     backend = judging.backend
     assert isinstance(backend, OpenAIJudge)
-    if not judging.config.batch_file:
-        raise UserError("judge.mode=import needs judge.batch_file=PATH (the output file of the batch)")
+    assert judging.config.batch_file, "settings.check_batch refuses judge.mode=import without judge.batch_file"
     path = Path(judging.config.batch_file).expanduser()
     try:
         text = path.read_text(encoding="utf-8")

@@ -35,12 +35,15 @@ def replace_secrets(text: str, secrets: Iterable[str]) -> str:
 
 
 def key_env_names(config: Any) -> set[str]:
-    """Every `api_key_env` (judge and ensemble alike) and the Redis `url_env` named in a plain (resolved) config."""
+    """Every `api_key_env` (judge and ensemble alike), the env vars behind `extra_headers` values, and the Redis
+    `url_env` named in a plain (resolved) config."""
     names: set[str] = set()
     if isinstance(config, dict):
         for key, value in config.items():
             if key in ("api_key_env", "url_env") and isinstance(value, str) and value:
                 names.add(value)
+            elif key == "extra_headers" and isinstance(value, dict):
+                names |= {variable for variable in value.values() if isinstance(variable, str) and variable}
             else:
                 names |= key_env_names(value)
     elif isinstance(config, list):

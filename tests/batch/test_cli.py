@@ -237,6 +237,19 @@ def test_a_sweep_in_batch_mode_gives_each_job_its_batches(cli: Cli, server: Any)
     assert 2 == batch_stats(judge)["batches_created"]
 
 
+def test_a_sweep_with_batches_still_out_exits_75_and_the_rerun_collects(cli: Cli, server: Any) -> None:
+    """A batch-mode sweep with judge.batch_wait=false ends like a single run does: 75, then the same sweep collects."""
+    judge = server(policy="hash", batch=BatchOptions(seconds=1.0))
+    sweep = ("-m", *local(cli, judge, "judge.seed=1,2", "judge.batch_wait=false"))
+    submitted = cli(*sweep)
+    assert EXIT_BATCH_PENDING == submitted.code, submitted
+    assert "batches still out" in submitted.stderr
+    time.sleep(1.2)
+    collected = cli(*sweep)
+    assert 0 == collected.code, collected
+    assert 2 == batch_stats(judge)["batches_created"]
+
+
 def test_refresh_in_batch_mode_fetches_every_call_again_by_batch(cli: Cli, server: Any) -> None:
     """cache.mode=refresh with judge.mode=batch sends every call again as one new batch and uses its replies."""
     judge = server(policy="hash")

@@ -241,7 +241,10 @@ def test_ctrl_c_while_waiting_for_another_process_s_call_stops_at_once(
     while requests(judge) < 2 and time.monotonic() < deadline:
         time.sleep(0.05)
     waiter, waiter_dir = launch(cli, "waiter", *overrides, f"cache.dir={cli.tmp_path / 'b'}", env=env)
-    time.sleep(4)  # the waiter has started and found both calls leased
+    deadline = time.monotonic() + 60
+    while not (waiter_dir / ".hydra").is_dir() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(3)  # the job started a moment ago: by now it has found both calls leased and waits
     waiter.send_signal(signal.SIGINT)
     started = time.monotonic()
     stopped = finish(waiter, waiter_dir)

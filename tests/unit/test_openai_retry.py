@@ -116,3 +116,15 @@ def test_explain_names_the_status_and_the_fix_without_the_key() -> None:
         "check the key in the judge's api_key_env variable" in reason,
         "sk-test-secret-value-1234" in reason,
     )
+
+
+def test_explain_never_repeats_a_credential_sent_in_an_extra_header() -> None:
+    """A gateway echoing a header the judge sent (judge.extra_headers, e.g. api-key) gets it redacted too."""
+    secret = "azure-key-0123456789abcdef"
+    request = httpx2.Request("POST", URL, headers={"api-key": secret, "content-type": "application/json"})
+    response = httpx2.Response(401, json={"error": {"message": f"key {secret} is not valid"}}, request=request)
+    client = openai.OpenAI(api_key="unused-key-123456789", base_url="http://127.0.0.1:9/v1", max_retries=0)
+
+    reason = explain(client._make_status_error_from_response(response))
+
+    assert secret not in reason and "[redacted]" in reason

@@ -52,3 +52,11 @@ def test_the_redis_url_named_by_cache_url_env_is_redacted(monkeypatch: pytest.Mo
     monkeypatch.setenv("MY_REDIS_URL", "redis://:hunter2-pass-word@10.0.0.5:6379/0")
     redact = Redactor.for_config({"cache": {"backend": "redis", "url_env": "MY_REDIS_URL"}})
     assert f"lost {REDACTED}" == redact("lost redis://:hunter2-pass-word@10.0.0.5:6379/0")
+
+
+def test_the_env_vars_behind_extra_headers_are_redacted() -> None:
+    """key_env_names names the variables that judge.extra_headers read, so their values never reach a page."""
+    config = {
+        "judge": {"api_key_env": "OPENAI_API_KEY", "extra_headers": {"HTTP-Referer": "SITE_URL", "api-key": "AZ"}}
+    }
+    assert {"OPENAI_API_KEY", "SITE_URL", "AZ"} == key_env_names(config)

@@ -461,15 +461,26 @@ def is_permanent(error: BaseException) -> bool:
     return error.status_code in (400, 401, 403, 404, 413, 422)
 
 
+PLAIN_HEADERS = frozenset(
+    ("accept", "accept-encoding", "connection", "content-length", "content-type", "host", "user-agent", "authorization")
+)
+
+
 def explain(error: BaseException) -> str:
     """A one-line reason from an SDK error: never the request, and never the key even if the server echoed it."""
     request = getattr(error, "request", None)
-    authorization = str(getattr(request, "headers", {}).get("authorization") or "")
-    secret = authorization.partition(" ")[2] or authorization
+    headers = getattr(request, "headers", {})
+    authorization = str(headers.get("authorization") or "")
+    # The key, and every value of a header the SDK does not set itself (judge.extra_headers may carry credentials).
+    secrets = [authorization.partition(" ")[2] or authorization] + [
+        str(value)
+        for name, value in headers.items()
+        if name.lower() not in PLAIN_HEADERS and not name.lower().startswith("x-stainless")
+    ]
 
     def redact(text: str) -> str:
-        """The text without the credential the request carried (before any cut, so no part of it survives)."""
-        return replace_secrets(text, (secret,))
+        """The text without the credentials the request carried (before any cut, so no part of it survives)."""
+        return replace_secrets(text, secrets)
 
     return _reason(error, redact)
 

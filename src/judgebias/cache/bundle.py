@@ -194,13 +194,16 @@ def export_bundle(store: Store, path: Path, run: RunKeys | None = None) -> dict[
         "models": dict(sorted(models.items())),
         "scope": "run" if run is not None else "cache",
     }
-    path.parent.mkdir(parents=True, exist_ok=True)
     temp = path.with_name(path.name + ".tmp")
-    with temp.open("wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as out:
-        out.write(json.dumps(manifest, sort_keys=True, ensure_ascii=False).encode("utf-8") + b"\n")
-        for line in lines:
-            out.write(line + b"\n")
-    temp.replace(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with temp.open("wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as out:
+            out.write(json.dumps(manifest, sort_keys=True, ensure_ascii=False).encode("utf-8") + b"\n")
+            for line in lines:
+                out.write(line + b"\n")
+        temp.replace(path)
+    except OSError as error:
+        raise UserError(f"{path}: cannot write the bundle ({error.strerror or error})") from None
     return manifest
 
 

@@ -31,6 +31,7 @@ from redis.retry import Retry
 from judgebias.cache.disk import MODES, ReplyCache
 from judgebias.errors import CacheUnavailable, UserError
 from judgebias.ratelimit import Fleet, RedisQuota
+from judgebias.settings import ENV_VAR_NAME
 
 PREFIX = "judgebias:"
 REPLY = PREFIX + "reply:"
@@ -48,6 +49,12 @@ _RENEW = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPI
 
 def connect(url_env: str) -> tuple[redis.Redis, str]:
     """A client for the Redis whose URL is in the environment variable `url_env`, and its host:port for messages."""
+    if not ENV_VAR_NAME.fullmatch(url_env):
+        # Most likely the URL itself, password included: never echo it.
+        raise UserError(
+            "cache.url_env takes the NAME of an environment variable holding the Redis URL (e.g. "
+            "JUDGEBIAS_REDIS_URL), not the URL itself"
+        )
     url = os.environ.get(url_env)
     if not url:
         raise UserError(
