@@ -5,12 +5,11 @@ from __future__ import annotations
 import importlib.util
 import os
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from tests.cluster.slurm import SlurmCluster, missing_program, start_slurm
-from tests.redis.conftest import RedisServer
+from tests.redis.conftest import RedisServer, redis_server  # noqa: F401  (the same fixture, shared)
 
 HAS_SUBMITIT = importlib.util.find_spec("hydra_plugins.hydra_submitit_launcher") is not None
 
@@ -37,14 +36,3 @@ def slurm(slurm_cluster: SlurmCluster) -> Iterator[SlurmCluster]:
     """The session's SLURM, with no job of an earlier test left on it afterwards."""
     yield slurm_cluster
     slurm_cluster.cancel_all()
-
-
-@pytest.fixture
-def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
-    """A password-protected redis-server on a free 127.0.0.1 port, reachable by the jobs; killed afterwards."""
-    folder = tmp_path / "redis"
-    folder.mkdir()
-    server = RedisServer(folder)
-    server.start()
-    yield server
-    server.kill()
