@@ -19,10 +19,11 @@ from typing import Any
 
 import diskcache
 
+from judgebias.config import CacheMode
 from judgebias.errors import UserError
 from judgebias.ratelimit import Fleet
 
-MODES = ("use", "refresh", "off", "only")
+MODES = tuple(CacheMode)  # use, refresh, off, only
 KEY_VERSION = 1  # bump when the meaning of a cached value changes
 
 # One reply, one statement: the row diskcache's own `set` writes for a str key and a short str value (raw key,
@@ -46,6 +47,13 @@ class TextOnlyDisk(diskcache.Disk):  # type: ignore[misc]
         return super().fetch(mode, filename, value, read)
 
 
+def checked_mode(mode: str) -> str:
+    """`mode` when it is a cache mode; a store opened outside a composed config (the cache CLI) checks it here."""
+    if mode not in MODES:
+        raise UserError(f"cache.mode={mode!r} is not a mode: use one of {', '.join(MODES)}")
+    return mode
+
+
 def call_key(request: dict[str, Any]) -> str:
     """The cache key of one judge request (the request must already exclude credentials and timeouts)."""
     canonical = json.dumps({"v": KEY_VERSION, **request}, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
@@ -56,9 +64,7 @@ class ReplyCache:
     """Replies by key, stored the moment they arrive; `mode` decides whether lookups and writes happen."""
 
     def __init__(self, directory: str, mode: str) -> None:
-        if mode not in MODES:
-            raise UserError(f"cache.mode={mode!r} is not a mode: use one of {', '.join(MODES)}")
-        self.mode = mode
+        self.mode = checked_mode(mode)
         self.directory = Path(directory).expanduser()
         self._cache: diskcache.Cache | None = None
         self._writer: sqlite3.Connection | None = None

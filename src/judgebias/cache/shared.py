@@ -28,7 +28,7 @@ import redis
 from redis.backoff import ExponentialBackoff
 from redis.retry import Retry
 
-from judgebias.cache.disk import MODES, ReplyCache
+from judgebias.cache.disk import ReplyCache, checked_mode
 from judgebias.errors import CacheUnavailable, UserError
 from judgebias.ratelimit import Fleet, RedisQuota
 from judgebias.settings import ENV_VAR_NAME
@@ -94,9 +94,7 @@ class RedisCache:
     """Replies by key in Redis, with leases on calls in flight and a local outbox for replies Redis missed."""
 
     def __init__(self, url_env: str, directory: str, mode: str, *, lease_seconds: float = LEASE_SECONDS) -> None:
-        if mode not in MODES:
-            raise UserError(f"cache.mode={mode!r} is not a mode: use one of {', '.join(MODES)}")
-        self.mode = mode
+        self.mode = checked_mode(mode)
         self.lease_seconds = lease_seconds
         self.client, self.where = connect(url_env)
         self.directory = Path(directory).expanduser()  # this node's folder: the outbox, and batch records
