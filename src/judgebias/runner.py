@@ -14,6 +14,7 @@ import itertools
 import threading
 import time
 from collections.abc import Callable, Iterator
+from collections.abc import Set as AbstractSet
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -168,7 +169,7 @@ def _judge_all(
     cache: ReplyStore,
     out_dir: Path,
     used: KeyLog,
-    batched: set[str] = frozenset(),  # type: ignore[assignment]
+    batched: AbstractSet[str] = frozenset(),
 ) -> tuple[dict[str, list[ItemResult]], list[ItemResult], int]:
     """Run every call, finalise items in order as their calls complete, stream verdicts to disk.
 
@@ -252,7 +253,7 @@ def _start(
     inflight: dict[str, Pending],
     executor: ThreadPoolExecutor,
     stopping: threading.Event,
-    batched: set[str],
+    batched: AbstractSet[str],
 ) -> Pending:
     """Answer a call from the cache, or run a free backend inline, or send it to a worker.
 
@@ -274,7 +275,7 @@ def _start(
         return inflight[key]
     if hit is not None:  # not remembered in `inflight`: a repeat of this prompt is a cache hit again
         return Pending(reply=Reply.from_json(hit), cached=True)
-    if cache.mode == "only":
+    if cache.mode == CacheMode.only:
         raise UserError(
             f"cache.mode=only: no cached reply for item {request.item.id!r} (order {request.view.order}) "
             f"of judge {judging.name!r}; nothing was sent. Run once with cache.mode=use to fill the cache"
