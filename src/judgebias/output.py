@@ -13,7 +13,6 @@ import os
 import platform
 import sys
 from collections.abc import Iterable
-from importlib import metadata
 from pathlib import Path
 from typing import Any, cast
 
@@ -26,6 +25,7 @@ from judgebias.record import CallFields, CallResult, ItemResult, Request, Summar
 from judgebias.revision import git_revision
 from judgebias.tokens import estimate_prompt_tokens
 from judgebias.verdict import item_pick, item_winner
+from judgebias.versions import installed_versions
 
 PACKAGES = ("judgebias", "hydra-core", "omegaconf", "openai", "tenacity", "diskcache", "numpy")
 
@@ -157,12 +157,7 @@ def config_hash(config: Config) -> str:
 
 def provenance(config: Config, summary: Summary) -> dict[str, Any]:
     """Where the numbers came from: resolved config (it holds env var names, never keys), versions, git revision."""
-    versions: dict[str, str | None] = {}
-    for package in PACKAGES:
-        try:
-            versions[package] = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            versions[package] = None
+    versions = installed_versions(PACKAGES)
     return {
         "config": dataclasses.asdict(config),  # the typed, resolved Config: as OmegaConf.to_container gives it
         "config_hash": config_hash(config),

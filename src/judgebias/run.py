@@ -21,6 +21,7 @@ from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
 
+from judgebias import collector
 from judgebias.clusterlog import summarise_sacct_warnings
 from judgebias.composition import mode_probe_skipped
 from judgebias.config import Config, register_schemas
@@ -73,6 +74,7 @@ def job(cfg: DictConfig) -> int:
         held.release()  # the config composed: from here on every message is the job's own
     out_dir = Path(HydraConfig.get().runtime.output_dir)
     multirun = HydraConfig.get().mode == RunMode.MULTIRUN
+    collector.resume(freeze=not multirun)  # start-up is over (see collector)
     for noisy in ("httpx2", "httpx", "openai"):  # one INFO line per request would bury the summary
         logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
@@ -186,6 +188,12 @@ def _entry(cfg: DictConfig) -> None:
 
 def main() -> None:
     """Console entry point (also `python -m judgebias.run`)."""
+    with collector.paused():  # until the run starts (see collector)
+        _start()
+
+
+def _start() -> None:
+    """Register the schema, check the command line, and hand over to Hydra; Hydra's own errors in one line."""
     register_schemas()
     register_resolver()
     refused = used_folder_error(sys.argv[1:])

@@ -19,12 +19,12 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
 from judgebias.errors import UserError
+from judgebias.versions import installed_versions
 
 FORMAT = "judgebias-bundle"
 FORMAT_VERSION = 1
@@ -54,10 +54,7 @@ class RunKeys:
 
 def version() -> str:
     """The installed judgebias version."""
-    try:
-        return metadata.version("judgebias")
-    except metadata.PackageNotFoundError:
-        return "unknown"
+    return installed_versions(["judgebias"])["judgebias"] or "unknown"
 
 
 def public_endpoint(url: str | None) -> str | None:
