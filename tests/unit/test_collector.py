@@ -19,18 +19,21 @@ def collector_restored() -> Iterator[None]:
 
 
 def test_paused_turns_the_collector_off_and_back_on() -> None:
+    """Start-up runs without collector passes; afterwards the process collects again."""
     with collector.paused():
         assert not gc.isenabled()
     assert gc.isenabled()
 
 
 def test_paused_restores_the_collector_when_start_up_fails() -> None:
+    """A bad override ends start-up early: the collector still comes back on."""
     with pytest.raises(SystemExit), collector.paused():
         raise SystemExit(2)  # a bad override: Hydra exits during composition
     assert gc.isenabled()
 
 
 def test_paused_leaves_a_collector_that_was_off_off() -> None:
+    """A caller that turned the collector off keeps it off."""
     gc.disable()
     with collector.paused():
         pass
@@ -38,6 +41,7 @@ def test_paused_leaves_a_collector_that_was_off_off() -> None:
 
 
 def test_a_single_run_collects_as_usual_with_start_up_frozen() -> None:
+    """A single run freezes start-up's objects, and the garbage it makes itself is still collected."""
     with collector.paused():
         collector.resume(freeze=True)
         assert gc.isenabled()  # a long run's own garbage is still collected
@@ -50,6 +54,7 @@ def test_a_single_run_collects_as_usual_with_start_up_frozen() -> None:
 
 
 def test_a_sweep_job_freezes_nothing() -> None:
+    """A sweep's jobs share one process: nothing is frozen, so a finished job's config can be freed."""
     with collector.paused():
         collector.resume(freeze=False)
         assert gc.isenabled()

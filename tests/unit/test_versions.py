@@ -13,6 +13,7 @@ from judgebias.versions import installed_versions
 
 
 def metadata_version(name: str) -> str | None:
+    """What importlib.metadata says (None: not installed)."""
     try:
         return metadata.version(name)
     except metadata.PackageNotFoundError:
@@ -20,6 +21,7 @@ def metadata_version(name: str) -> str | None:
 
 
 def test_the_recorded_packages_match_importlib_metadata() -> None:
+    """provenance.json records the versions importlib.metadata reports, None for a package not installed."""
     names = [*PACKAGES, "hydra_core", "PyYAML", "no-such-package-here"]
     found = installed_versions(names)
     assert list(found) == names
@@ -28,6 +30,7 @@ def test_the_recorded_packages_match_importlib_metadata() -> None:
 
 
 def write_dist_info(folder: Path, name: str, version: str) -> None:
+    """An installed distribution's dist-info folder, as pip leaves it."""
     dist = folder / f"{name}-{version}.dist-info"
     dist.mkdir(parents=True)
     (dist / "METADATA").write_text(
@@ -39,6 +42,7 @@ def write_dist_info(folder: Path, name: str, version: str) -> None:
 def test_the_first_folder_on_sys_path_wins_and_names_are_compared_normalized(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Two installs of one package: the one earlier on sys.path is reported, whatever the spelling asked for."""
     write_dist_info(tmp_path / "first", "Shadow_Pkg", "1.2.3")
     write_dist_info(tmp_path / "second", "shadow_pkg", "4.5.6")
     monkeypatch.setattr(sys, "path", [str(tmp_path / "first"), str(tmp_path / "second"), *sys.path])
@@ -50,6 +54,7 @@ def test_the_first_folder_on_sys_path_wins_and_names_are_compared_normalized(
 def test_a_dist_info_without_a_version_is_asked_of_importlib_metadata(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """A METADATA file without a Version header is left to importlib.metadata to answer."""
     broken = tmp_path / "site" / "odd_pkg-0.1.dist-info"
     broken.mkdir(parents=True)
     (broken / "METADATA").write_text("Metadata-Version: 2.1\nName: odd_pkg\n\n", encoding="utf-8")
