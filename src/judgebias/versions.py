@@ -1,8 +1,8 @@
 """Installed package versions for provenance.json, read from the `*.dist-info` folders on sys.path.
 
-`importlib.metadata` answers the same question but imports the `email` package to parse METADATA and scans the
-path once per name: together ~15 ms, a tenth of a small run's start-up. A dist-info folder's METADATA starts with
-the same `Version:` header it parses; the folders are looked for in sys.path order, as it does. Anything this does
+`importlib.metadata` answers the same question but imports the `email` package to parse METADATA (11 ms) and scans
+the path once per name (5.5 ms for seven): this takes 1 ms. A dist-info folder's METADATA starts with the same
+`Version:` header it parses; the folders are looked for in sys.path order, as it does. Anything this does
 not find (an egg, a zip on sys.path, a package not installed) is asked of `importlib.metadata` itself.
 """
 
