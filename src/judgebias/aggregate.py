@@ -26,7 +26,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from judgebias.errors import EXIT_BATCH_PENDING
 from judgebias.files import write_csv, write_text_atomic
-from judgebias.formatting import points
+from judgebias.formatting import ci_text, points
 from judgebias.record import Summary
 
 FAILED_STATUSES = ("failed", "errors", "missing")
@@ -218,7 +218,7 @@ def _rate(row: dict[str, Any], name: str) -> str:
     if value is None:
         return ""
     low, high = row.get(f"{name}_low"), row.get(f"{name}_high")
-    return points(value) + (f" [{points(low)}, {points(high)}]" if low is not None and high is not None else "")
+    return points(value) + ci_text((low, high))
 
 
 def readable(row: dict[str, Any]) -> list[str]:

@@ -196,7 +196,6 @@ def dry_run_estimate(
     for judging, _item, request, key, hit in calls:
         entry = per_judge[judging.name]
         entry["calls"] += 1
-        tokens = estimate_prompt_tokens(request.messages)
         if key is None:  # a judge that sends no request: nothing goes live, nothing costs
             entry["calls_offline"] += 1
             continue
@@ -204,6 +203,7 @@ def dry_run_estimate(
             entry["calls_cached"] += 1
             continue
         seen.add(key)
+        tokens = estimate_prompt_tokens(request.messages)
         entry["calls_live"] += 1
         entry["prompt_tokens_est"] += tokens
         cost = (

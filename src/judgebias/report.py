@@ -35,14 +35,14 @@ from judgebias.pages import (
 )
 from judgebias.record import Summary
 from judgebias.redaction import Redactor
+from judgebias.style import FEATURES
 from judgebias.svg import POSITION_SEGMENTS, VERDICT_SEGMENTS, Bar
+from judgebias.verdict import item_winner
 
 __all__ = ["MAX_TABLE_ROWS", "render_report", "write_report"]
 
 MAX_REPLY_CHARS = 4000
-VERDICT_NAMES = {"1": "a", "2": "b", "tie": "tie", "error": "error"}
 VERDICT_KEYS = ("1", "tie", "2", "error")  # in the order of VERDICT_SEGMENTS
-STYLE_FEATURES = ("headers", "list_items", "bold", "italic", "code_blocks", "tables")
 
 
 @dataclass(frozen=True)
@@ -247,9 +247,9 @@ def agreement_panel(s: Figures) -> Panel | None:
 def confusion_table(digest: VerdictDigest) -> tuple[list[str], list[tuple[str, list[int]]]]:
     """Human label (rows) against the judge's verdict (columns), counted over every labelled item."""
     verdicts = ["1", "2", "tie", "error"]
-    header = [f"judge: {VERDICT_NAMES[v]}" for v in verdicts]
+    header = [f"judge: {item_winner(v)}" for v in verdicts]
     rows = [
-        (f"people: {VERDICT_NAMES[h]}", [digest.confusion.get((h, v), 0) for v in verdicts]) for h in ("1", "2", "tie")
+        (f"people: {item_winner(h)}", [digest.confusion.get((h, v), 0) for v in verdicts]) for h in ("1", "2", "tie")
     ]
     return header, rows
 
@@ -304,7 +304,7 @@ def style_panel(s: Figures, digest: VerdictDigest) -> Panel | None:
         figures += f" ({s['style_controlled_note']})"
     coefficients = s.get("style_coefficients") or {}
     if coefficients:
-        ordered = sorted(coefficients, key=lambda k: STYLE_FEATURES.index(k) if k in STYLE_FEATURES else 99)
+        ordered = sorted(coefficients, key=lambda k: FEATURES.index(k) if k in FEATURES else 99)
         figures += " Fitted coefficients: " + ", ".join(f"{k} {float(coefficients[k]):+.2f}" for k in ordered) + "."
     caption = (
         "Formatting counts the markdown elements of each answer (headers, list items, bold and italic spans, code "
@@ -327,11 +327,11 @@ def ratings_rows(ratings: Sequence[Mapping[str, Any]]) -> list[list[str]]:
     """rank, model, rating, interval, items per rated model."""
     return [
         [
-            str(r.get("rank") if r.get("rank") is not None else ""),
-            str(r.get("model") if r.get("model") is not None else ""),
+            text(r.get("rank")),
+            text(r.get("model")),
             number(r.get("rating")),
             f"{number(r.get('low'))} – {number(r.get('high'))}",
-            str(r.get("n") if r.get("n") is not None else ""),
+            text(r.get("n")),
         ]
         for r in ratings
     ]
@@ -340,7 +340,7 @@ def ratings_rows(ratings: Sequence[Mapping[str, Any]]) -> list[list[str]]:
 def _verdict_name(value: Any, missing: str = "") -> str:
     if value is None:
         return missing
-    return VERDICT_NAMES.get(str(value), str(value))
+    return item_winner(str(value))
 
 
 def _reply(title: str, raw: Any, error: Any, cached: Any) -> ReplyBlock:

@@ -1,6 +1,6 @@
 """The run's summary, built from its verdicts: pure (no files, no clock, no network), so writing takes it finished.
 
-The ensemble's merged rows are computed once per run (`combined_rows`) and shared by the figures and the ratings.
+The ensemble's merged rows come from the runner (merged once per item) and serve both the figures and the ratings.
 """
 
 from __future__ import annotations
@@ -10,13 +10,8 @@ from collections.abc import Sequence
 from typing import Any, cast
 
 from judgebias.config import Config, judges_of
-from judgebias.metrics import bradley_terry_ratings, ensemble_results, summarize
+from judgebias.metrics import bradley_terry_ratings, summarize
 from judgebias.record import ItemResult, Summary
-
-
-def combined_rows(per_judge: dict[str, list[ItemResult]]) -> list[ItemResult]:
-    """The run's verdict rows: the ensemble's merge of every judge's rows, or the one judge's own."""
-    return ensemble_results(per_judge) if len(per_judge) > 1 else next(iter(per_judge.values()))
 
 
 def ratings_for(combined: list[ItemResult], config: Config) -> list[dict[str, Any]]:
@@ -77,6 +72,7 @@ def build_summary(
     summary = cast(Summary, identity | summarize_run(config, per_judge, combined))
     cost, saved = 0.0, 0.0
     models: set[str] = set()
+    batched = 0
     for name, judge in judges.items():
         price_in = judge.price_input_per_mtok / 1e6
         price_out = judge.price_output_per_mtok / 1e6
@@ -85,6 +81,7 @@ def build_summary(
                 amount = call.prompt_tokens * price_in + call.completion_tokens * price_out
                 if call.batched:
                     amount *= judge.batch_discount
+                    batched += 1
                 if call.cached:
                     saved += amount
                 else:
@@ -92,7 +89,7 @@ def build_summary(
                 if call.model:
                     models.add(call.model)
     consistency_note = summary.get("position_consistency_note")
-    summary["calls_batched"] = sum(call.batched for rows in per_judge.values() for row in rows for call in row.calls)
+    summary["calls_batched"] = batched
     summary["batches"] = list(batches)
     summary["cost_usd"] = round(cost, 6)
     summary["saved_usd"] = round(saved, 6)

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from judgebias.formatting import ci_text, pct
+
 # Okabe–Ito colours: distinguishable with the common colour-vision deficiencies.
 BLUE, ORANGE, GREEN, VERMILLION, GREY, SKY, PURPLE = (
     "#0072B2",
@@ -137,7 +139,7 @@ def stacked_bars(bars: Sequence[Bar], segments: Sequence[tuple[str, str]], *, ti
                     colour=colour,
                     x=_r(x),
                     width=_r(width),
-                    tooltip=f"{bar.label}: {name} {_percent(share, 1)}",
+                    tooltip=f"{bar.label}: {name} {pct(share)}",
                     text=f"{100 * share:.0f}%" if width >= 34 else "",
                     text_x=_r(x + width / 2),
                 )
@@ -164,10 +166,9 @@ def interval_plot(points: Sequence[Point], *, title: str, reference: float | Non
         if p.value is None:
             rows.append(Whisker(y, shorten(p.label), None, None, None, "", ""))
             continue
-        note = _percent(p.value, 1)
+        note = pct(p.value) + ci_text((p.low, p.high))
         low_x = high_x = None
         if p.low is not None and p.high is not None:
-            note += f" [{100 * p.low:.1f}, {100 * p.high:.1f}]"
             low_x, high_x = _r(label_w + plot_w * clamp(p.low)), _r(label_w + plot_w * clamp(p.high))
         x = _r(label_w + plot_w * clamp(p.value))
         rows.append(Whisker(y, shorten(p.label), x, low_x, high_x, f"{p.label}: {note}", note))
@@ -201,7 +202,3 @@ def _ticks(left: int, width: int) -> list[Tick]:
 def _r(value: float) -> float:
     """A coordinate rounded to a tenth of a pixel, so the markup stays short."""
     return round(value, 1)
-
-
-def _percent(value: float, digits: int) -> str:
-    return f"{100 * float(value):.{digits}f}%"

@@ -30,7 +30,7 @@ from judgebias.pages import (
     write_page,
 )
 from judgebias.record import Summary
-from judgebias.redaction import Redactor, key_env_names
+from judgebias.redaction import Redactor
 from judgebias.svg import POSITION_SEGMENTS
 
 
@@ -198,11 +198,9 @@ def render_sweep_report(
 
 def sweep_redactor(jobs: Sequence[SweepJob]) -> Redactor:
     """A redactor for the key env vars that any job's configuration names."""
-    names: set[str] = set()
-    for job in jobs:
-        if job.folder is not None:
-            names |= key_env_names(read_json(job.folder / "provenance.json").get("config"))
-    return Redactor(Redactor().env_names | names)
+    return Redactor.for_config(
+        [read_json(job.folder / "provenance.json").get("config") for job in jobs if job.folder is not None]
+    )
 
 
 def write_sweep_report(out_dir: Path, jobs: Sequence[SweepJob]) -> Path:
