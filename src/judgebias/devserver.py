@@ -40,7 +40,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import FrameType, TracebackType
 from typing import Any, Final, cast
 
-from judgebias.devserver_batch import BatchApi, BatchOptions, add_batch_arguments, batch_options
+from judgebias.devserver_batch import BatchApi, BatchOptions, add_batch_arguments, batch_options, dumps, unit
 
 __all__ = [
     "POLICIES",
@@ -505,7 +505,7 @@ class _Handler(BaseHTTPRequestHandler):
         reply = _decide(request, options)
         spent = REASONING_TOKENS[request.get("reasoning_effort") or "medium"] if reasoning else 0
         payload = _completion(request, reply, options, serial, truncate=fault == "ptruncate", reasoning_tokens=spent)
-        data = _dumps(payload)
+        data = dumps(payload)
         if fault == "preset":
             self._send_partial_and_abort(data)
             return
@@ -552,10 +552,10 @@ class _Handler(BaseHTTPRequestHandler):
         if self._server.state.options.error_style == "gateway":
             code = str(status)  # LiteLLM puts the HTTP status in the body's code
         error = {"error": {"message": message, "type": type_, "param": None, "code": code}}
-        self._send_bytes(status, _dumps(error), headers)
+        self._send_bytes(status, dumps(error), headers)
 
     def _send_json(self, status: int, payload: object) -> None:
-        self._send_bytes(status, _dumps(payload))
+        self._send_bytes(status, dumps(payload))
 
     def _head(self, status: int, length: int, headers: Iterable[tuple[str, str]] = ()) -> bytes:
         try:
@@ -589,10 +589,6 @@ class _Handler(BaseHTTPRequestHandler):
             self.connection.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
-
-
-def _dumps(payload: object) -> bytes:
-    return json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
 _WAIT_MS_HEADERS: Final = ("retry-after-ms", "llm_provider-retry-after-ms", "x-ratelimit-reset-requests")
@@ -649,18 +645,12 @@ def _retry_after_headers(wait: float) -> tuple[tuple[str, str], ...]:
     return (("retry-after", str(max(1, math.ceil(wait)))), ("retry-after-ms", str(millis)))
 
 
-def _unit(*parts: bytes) -> float:
-    """A deterministic number in [0, 1) from the given bytes."""
-    digest = hashlib.sha256(b"\x00".join(parts)).digest()
-    return int.from_bytes(digest[:8], "big") / 2.0**64
-
-
 def _draw_fault(options: ServerOptions, digest: bytes, attempt: int) -> str | None:
     """The injected fault for the `attempt`-th admitted request with this body (same seed, same faults)."""
     fractions = [(name, float(getattr(options, name))) for name in _FAULTS]
     if not any(p > 0 for _, p in fractions):
         return None
-    u = _unit(b"fault", str(options.fault_seed).encode(), digest, str(attempt).encode())
+    u = unit(b"fault", str(options.fault_seed).encode(), digest, str(attempt).encode())
     edge = 0.0
     for name, p in fractions:
         edge += p
@@ -704,10 +694,10 @@ def _choose(options: ServerOptions, first: str, second: str) -> int | None:
     if policy == "longer":
         return 1 if len(second) > len(first) else 0
     # Drawn from what is shown, not the request's bytes: a live call and a batch line get the same answer.
-    if options.first_bias > 0 and _unit(b"first_bias", first.encode(), second.encode()) < options.first_bias:
+    if options.first_bias > 0 and unit(b"first_bias", first.encode(), second.encode()) < options.first_bias:
         return 0
     low, high = sorted((first, second))
-    preferred = low if _unit(b"true", low.encode(), high.encode()) < 0.5 else high
+    preferred = low if unit(b"true", low.encode(), high.encode()) < 0.5 else high
     return 0 if preferred == first else 1
 
 

@@ -75,11 +75,26 @@ class _Batch:
 
 def add_batch_arguments(parser: argparse.ArgumentParser) -> None:
     """The --batch-* flags of `python -m judgebias.devserver`."""
-    add = parser.add_argument
-    add("--batch-seconds", type=float, default=0.0, help="seconds a batch takes from creation to completion")
-    add("--batch-fail-fraction", type=float, default=0.0, help="batch lines answered 500 the first time")
-    add("--batch-expire-after-lines", type=int, default=None, help="a batch expires after running this many lines")
-    add("--batch-max-lines", type=int, default=50_000, help="larger input files fail validation")
+    add, defaults = parser.add_argument, BatchOptions()
+    add(
+        "--batch-seconds",
+        type=float,
+        default=defaults.seconds,
+        help="seconds a batch takes from creation to completion",
+    )
+    add(
+        "--batch-fail-fraction",
+        type=float,
+        default=defaults.fail_fraction,
+        help="batch lines answered 500 the first time",
+    )
+    add(
+        "--batch-expire-after-lines",
+        type=int,
+        default=defaults.expire_after_lines,
+        help="a batch expires after running this many lines",
+    )
+    add("--batch-max-lines", type=int, default=defaults.max_lines, help="larger input files fail validation")
 
 
 def batch_options(args: dict[str, Any]) -> BatchOptions:
@@ -299,7 +314,7 @@ class BatchApi:
                 continue
             seen = self.seen.get(custom_id, 0)
             self.seen[custom_id] = seen + 1
-            if seen == 0 and _unit(custom_id) < self.options.fail_fraction:
+            if seen == 0 and unit(b"batch-fail", custom_id.encode()) < self.options.fail_fraction:
                 status_code = 500
                 reply = {"error": {"message": "The server had an error processing this request.", "code": None}}
             else:
@@ -350,18 +365,23 @@ def _multipart(content_type: str, body: bytes) -> dict[str, tuple[bytes, str | N
     return fields
 
 
-def _unit(text: str) -> float:
-    """A deterministic number in [0, 1) from a custom_id."""
-    digest = hashlib.sha256(b"batch-fail\x00" + text.encode("utf-8")).digest()
+def unit(*parts: bytes) -> float:
+    """A deterministic number in [0, 1) from the given bytes (the server's seeded draws, batch and chat alike)."""
+    digest = hashlib.sha256(b"\x00".join(parts)).digest()
     return int.from_bytes(digest[:8], "big") / 2.0**64
 
 
+def dumps(payload: object) -> bytes:
+    """Compact JSON, as the server sends every body."""
+    return json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
 def _line(record: dict[str, Any]) -> bytes:
-    return json.dumps(record, separators=(",", ":"), ensure_ascii=False).encode("utf-8") + b"\n"
+    return dumps(record) + b"\n"
 
 
 def _ok(payload: object) -> tuple[int, bytes]:
-    return 200, json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    return 200, dumps(payload)
 
 
 def _error(status: int, message: str, param: str | None, *, code: str | None = None) -> tuple[int, bytes]:

@@ -13,6 +13,7 @@ class SecretInConfig(UserError):
         self.secret = secret
 
 
+EXIT_USER_ERROR = 2  # a mistake the user can fix, said in one line (run and cache commands)
 EXIT_BATCH_PENDING = 75  # EX_TEMPFAIL: calls out as a batch (or an exported file), not collected; rerun to collect
 
 

@@ -140,8 +140,7 @@ def _batch(
     assert isinstance(backend, OpenAIJudge)
     if not misses:
         return []
-    backend.check_key()
-    judging.key_checked = True
+    judging.check_key_once()
     batcher = Batcher(
         backend.client(),
         backend.endpoint,

@@ -26,7 +26,7 @@ from judgebias.clusterlog import summarise_sacct_warnings
 from judgebias.composition import mode_probe_skipped
 from judgebias.config import Config, register_schemas
 from judgebias.config_errors import HeldStderr, composition_message, held_stderr, unknown_key_message
-from judgebias.errors import EXIT_BATCH_PENDING, BatchPending, SecretInConfig, UserError
+from judgebias.errors import EXIT_BATCH_PENDING, EXIT_USER_ERROR, BatchPending, SecretInConfig, UserError
 from judgebias.files import write_json
 from judgebias.redaction import REDACTED
 from judgebias.rundir import register_resolver
@@ -34,7 +34,6 @@ from judgebias.termination import Stopped, stop_on_sigterm
 
 EXIT_CALLS_FAILED = 1
 EXIT_CRASHED = 1
-EXIT_USER_ERROR = 2
 EXIT_INTERRUPTED = 130
 
 

@@ -280,9 +280,7 @@ def _start(
             f"cache.mode=only: no cached reply for item {request.item.id!r} (order {request.view.order}) "
             f"of judge {judging.name!r}; nothing was sent. Run once with cache.mode=use to fill the cache"
         )
-    if not judging.key_checked:
-        backend.check_key()  # before the first call of this judge can be sent
-        judging.key_checked = True
+    judging.check_key_once()  # before the first call of this judge can be sent
     pending = Pending(future=executor.submit(_live_call, backend, request, key, cache, stopping))
     inflight[key] = pending
     return pending

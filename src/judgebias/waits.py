@@ -118,6 +118,4 @@ def _is_zero(value: str | None) -> bool:
         return False
 
 
-_WANTED = frozenset(
-    (*WAIT_HEADERS, "llm_provider-retry-after-ms", "x-ratelimit-remaining-requests", "x-ratelimit-remaining-tokens")
-)
+_WANTED = frozenset((*WAIT_HEADERS, "x-ratelimit-remaining-requests", "x-ratelimit-remaining-tokens"))

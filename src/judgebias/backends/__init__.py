@@ -24,6 +24,12 @@ class Judging:
     backend: Backend
     key_checked: bool = False  # its credentials were checked before its first live call
 
+    def check_key_once(self) -> None:
+        """Check the judge's credentials before its first request of the run (a live call or a batch upload)."""
+        if not self.key_checked:
+            self.backend.check_key()
+            self.key_checked = True
+
 
 Factory = Callable[[JudgeConfig, RubricConfig, Path | None], Backend]
 

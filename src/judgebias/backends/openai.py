@@ -319,7 +319,6 @@ class OpenAIJudge(Backend):
         openai = _sdk()
 
         timeout = isinstance(error, openai.APITimeoutError)
-        reason = explain(error)
         now = time.monotonic()
         with self._lock:
             self.retries += 1
@@ -329,6 +328,7 @@ class OpenAIJudge(Backend):
             if show:
                 self._noticed[kind] = now
         if show:
+            reason = explain(error)
             sys.stderr.write(f"judgebias: {self.describe()}: {reason}; retrying in {format_seconds(seconds)}\n")
             sys.stderr.flush()
 

@@ -5,17 +5,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from judgebias.cache.base import ReplyStore
 from judgebias.cache.disk import KEY_VERSION, MODES, ReplyCache, TextOnlyDisk, call_key
+from judgebias.config import CacheBackend, CacheConfig
 from judgebias.errors import UserError
 
-if TYPE_CHECKING:
-    from judgebias.config import CacheConfig
-
-BACKENDS = ("disk", "redis")
-URL_ENV = "JUDGEBIAS_REDIS_URL"
+BACKENDS = tuple(str(backend) for backend in CacheBackend)  # disk, redis (plain text for argparse's choices)
+URL_ENV = CacheConfig.url_env
 
 __all__ = [
     "BACKENDS",

@@ -135,12 +135,7 @@ class RedisCache:
         if not self._outbox_dir.exists():
             return 0
         entries = list(self._outbox.entries())
-        for start in range(0, len(entries), CHUNK):
-            chunk = entries[start : start + CHUNK]
-            pipe = self.client.pipeline(transaction=False)
-            for key, value in chunk:
-                pipe.set(REPLY + key, json.dumps(value, ensure_ascii=False))
-            self._do(pipe.execute, "pushing the replies kept on disk")
+        self.put_many(entries, doing="pushing the replies kept on disk")
         if entries:
             cache = self._outbox._open()
             for key, _ in entries:
@@ -197,14 +192,14 @@ class RedisCache:
             self._outbox.put(key, value)  # pushed to Redis by the next run: this reply is never paid for again
             raise unavailable(self.where, error, "storing a reply (it is kept on local disk)") from None
 
-    def put_many(self, entries: Iterable[tuple[str, dict[str, Any]]]) -> None:
-        """Store many replies, pipelined (bundle import)."""
+    def put_many(self, entries: Iterable[tuple[str, dict[str, Any]]], *, doing: str = "storing replies") -> None:
+        """Store many replies, pipelined (bundle import, the outbox's push); `doing` names the step in errors."""
         batch = list(entries)
         for start in range(0, len(batch), CHUNK):
             pipe = self.client.pipeline(transaction=False)
             for key, value in batch[start : start + CHUNK]:
                 pipe.set(REPLY + key, json.dumps(value, ensure_ascii=False))
-            self._do(pipe.execute, "storing replies")
+            self._do(pipe.execute, doing)
 
     def claim(self, key: str) -> bool:
         """Take the lease on a call: True if this process should send it, False if another one is sending it."""
