@@ -188,12 +188,17 @@ class DevServer:
 
     def stop(self) -> None:
         """SIGTERM, then wait."""
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        stop_process(self.process)
+
+
+def stop_process(process: subprocess.Popen[Any], timeout: float = 10) -> None:
+    """SIGTERM, wait up to `timeout` seconds, then SIGKILL."""
+    process.terminate()
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 @contextmanager
@@ -247,8 +252,7 @@ class RedisServer:
 
     def stop(self) -> None:
         """SIGTERM, then wait."""
-        self.process.terminate()
-        self.process.wait(timeout=10)
+        stop_process(self.process)
 
 
 @contextmanager
@@ -329,22 +333,18 @@ def fill_cache(config: Any) -> int:
     from judgebias.cache import ReplyCache, call_key
     from judgebias.record import Reply
 
+    entries = []
+    for backend, view, messages in calls_of(config):
+        key = call_key(backend.cache_request(messages))
+        pick = hashlib.sha256(key.encode()).digest()[0] % 3
+        text = (view.label_first, view.label_second, config.rubric.tie_label)[pick]
+        entries.append((key, Reply(text=text, prompt_tokens=80, completion_tokens=1, model="judgebias-dev").to_json()))
     cache = ReplyCache(config.cache.dir, "use")
-    count = 0
     try:
-        writer = cache._connection(cache._open())
-        writer.execute("BEGIN IMMEDIATE")  # one transaction for the lot (each put is otherwise its own)
-        for backend, view, messages in calls_of(config):
-            key = call_key(backend.cache_request(messages))
-            pick = hashlib.sha256(key.encode()).digest()[0] % 3
-            text = (view.label_first, view.label_second, config.rubric.tie_label)[pick]
-            reply = Reply(text=text, prompt_tokens=80, completion_tokens=1, model="judgebias-dev")
-            cache.put(key, reply.to_json())
-            count += 1
-        writer.execute("COMMIT")
+        cache.put_many(entries)  # one transaction for the lot
     finally:
         cache.close()
-    return count
+    return len(entries)
 
 
 def compile_judgebias() -> None:

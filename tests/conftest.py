@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -24,6 +25,23 @@ def shared_data_root() -> Path | None:
         if candidate and (Path(candidate) / "mtbench-human" / "items.jsonl").exists():
             return Path(candidate)
     return None
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port nothing listens on now: the kernel's pick for port 0, released again."""
+    with socket.socket() as probe:
+        probe.bind((host, 0))
+        return int(probe.getsockname()[1])
+
+
+def stop_process(process: subprocess.Popen[Any], timeout: float) -> None:
+    """SIGTERM, wait up to `timeout` seconds, then SIGKILL."""
+    process.terminate()
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 @pytest.fixture

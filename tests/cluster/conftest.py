@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.cluster.slurm import SlurmCluster, missing_program, start_slurm
-from tests.redis.conftest import RedisServer, redis_server  # noqa: F401  (the same fixture, shared)
+from tests.redis.conftest import redis_server  # noqa: F401  (the same fixture, shared)
 
 HAS_SUBMITIT = importlib.util.find_spec("hydra_plugins.hydra_submitit_launcher") is not None
 

@@ -22,6 +22,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests.conftest import free_port, stop_process
+
 PROGRAMS = ("munged", "slurmctld", "slurmd", "sbatch", "srun", "scontrol", "scancel", "sinfo", "squeue")
 PARTITION = "debug"
 _PR_SET_PDEATHSIG = 1
@@ -30,13 +32,6 @@ _PR_SET_PDEATHSIG = 1
 def missing_program() -> str | None:
     """The first program a private SLURM needs that is not installed (None when all are there)."""
     return next((name for name in PROGRAMS if shutil.which(name) is None), None)
-
-
-def _free_port() -> int:
-    """A TCP port nothing listens on now (the kernel's pick for port 0)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("", 0))
-        return int(probe.getsockname()[1])
 
 
 def _die_with_parent() -> None:
@@ -153,13 +148,7 @@ class SlurmCluster:
             with contextlib.suppress(RuntimeError, subprocess.TimeoutExpired):
                 self.command("scancel", "--full", f"--partition={PARTITION}", timeout=10)
         for process in reversed(self.processes):
-            if process.poll() is None:
-                process.terminate()
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            stop_process(process, timeout=15)
         self.processes.clear()
 
 
@@ -183,7 +172,9 @@ def start_slurm(root: Path) -> SlurmCluster:
     key.chmod(0o400)
     hostname = socket.gethostname().split(".")[0]
     conf = root / "slurm.conf"
-    conf.write_text(slurm_conf(root, hostname, detected_node(), (_free_port(), _free_port())), encoding="utf-8")
+    conf.write_text(
+        slurm_conf(root, hostname, detected_node(), (free_port(host=""), free_port(host=""))), encoding="utf-8"
+    )
     cluster = SlurmCluster(root, conf, hostname)
     env = os.environ | cluster.env
     try:

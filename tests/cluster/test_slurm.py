@@ -6,7 +6,6 @@ say what a sweep paid for. Each test prints its wall time and requests (shown wi
 
 from __future__ import annotations
 
-import csv
 import re
 import subprocess
 import sys
@@ -21,17 +20,11 @@ from judgebias.clusterlog import NOTICE
 from judgebias.devserver import RunningServer
 from tests.cluster.slurm import PARTITION, SlurmCluster
 from tests.conftest import Cli, Result
+from tests.integration.test_sweep import QUICK, table
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
 LAUNCH = ("hydra/launcher=slurm", "hydra.launcher.cpus_per_task=1", "hydra.launcher.mem_gb=1")
-QUICK = ("bootstrap.resamples=200", "report=false")
-
-
-def table(sweep_dir: Path) -> list[dict[str, str]]:
-    """The rows of a sweep's sweep_summary.csv."""
-    with (sweep_dir / "sweep_summary.csv").open(encoding="utf-8") as file:
-        return list(csv.DictReader(file))
 
 
 def local(judge: RunningServer, *more: str, key_env: str = "null") -> tuple[str, ...]:

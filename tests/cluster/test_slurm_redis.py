@@ -11,19 +11,9 @@ import pytest
 from tests.cluster.slurm import SlurmCluster
 from tests.cluster.test_slurm import LAUNCH, files_holding, local, measured, table
 from tests.conftest import Cli
-from tests.redis.conftest import RedisServer
+from tests.redis.conftest import RedisServer, most_in_any_second
 
 pytestmark = [pytest.mark.cluster, pytest.mark.redis, pytest.mark.slow]
-
-
-def most_in_any_second(moments: list[float]) -> int:
-    """The largest number of requests that arrived within any one second."""
-    moments, most, start = sorted(moments), 0, 0
-    for end, moment in enumerate(moments):
-        while moment - moments[start] >= 1.0:
-            start += 1
-        most = max(most, end - start + 1)
-    return most
 
 
 def test_an_array_on_redis_holds_one_quota_and_a_rerun_from_another_node_is_free(

@@ -7,7 +7,6 @@ an o-series one) and with a `mock_response` model that needs no server at all.
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import time
 import urllib.request
@@ -18,6 +17,8 @@ from pathlib import Path
 import pytest
 
 from judgebias.devserver import RunningServer, ServerOptions, start_server
+from tests.conftest import free_port, stop_process, write_items
+from tests.reliability.conftest import pairs
 
 REPO = Path(__file__).resolve().parents[2]
 LITELLM = REPO / ".venv-litellm" / "bin" / "litellm"
@@ -27,6 +28,11 @@ LIMITED_RPM = 10
 START_TIMEOUT = 240.0  # seconds: the proxy imports a lot, and this machine is shared
 
 
+def dataset(tmp_path: Path, count: int = 6) -> str:
+    """A data.path override for `count` items of a fresh dataset."""
+    return f"data.path={write_items(tmp_path / 'items.jsonl', pairs(count))}"
+
+
 @dataclass
 class Gateway:
     """The running proxy and the dev server behind it."""
@@ -34,12 +40,6 @@ class Gateway:
     url: str
     upstream: RunningServer
     log: Path
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _config(upstream: str) -> str:
@@ -69,7 +69,7 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
     folder = tmp_path_factory.mktemp("litellm")
     upstream = start_server(ServerOptions(reasoning_models=("o4-mini",)))
     (folder / "config.yaml").write_text(_config(upstream.url), encoding="utf-8")
-    port = _free_port()
+    port = free_port()
     log = folder / "proxy.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "DATABASE_URL", "LITELLM_"))}
     env["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # no network: use the price map shipped in the package
@@ -95,10 +95,5 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
                 time.sleep(0.5)
         yield Gateway(f"http://127.0.0.1:{port}/v1", upstream, log)
     finally:
-        proxy.terminate()
-        try:
-            proxy.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proxy.kill()
-            proxy.wait()
+        stop_process(proxy, timeout=20)
         upstream.stop()

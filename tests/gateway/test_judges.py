@@ -17,20 +17,14 @@ from judgebias.cache import call_key
 from judgebias.config import JudgeConfig, RubricConfig
 from judgebias.devserver import REASONING_TOKENS, RunningServer
 from judgebias.errors import UserError
-from tests.conftest import write_items
-from tests.reliability.conftest import early_retries, pairs, run_here, verdict_lines
+from tests.conftest import free_port
+from tests.gateway.conftest import dataset
+from tests.reliability.conftest import early_retries, run_here, verdict_lines
 
 StartServer = Callable[..., RunningServer]
 RUBRIC = RubricConfig(name="t", system="s", user="u")
 MESSAGES = [{"role": "user", "content": "Which answer is better?"}]
 FAST = ("judge.retry_backoff=0.01", "judge.retry_backoff_max=0.05", "bootstrap.resamples=0", "report=false")
-
-
-def data(tmp_path: Path, count: int = 6) -> str:
-    """A small dataset file, as a data.path override."""
-    path = tmp_path / "items.jsonl"
-    write_items(path, pairs(count))
-    return f"data.path={path}"
 
 
 def judge_at(url: str, preset: str, *more: str) -> list[str]:
@@ -45,7 +39,7 @@ def test_reasoning_presets_run_unchanged_against_a_reasoning_model(
     """The reasoning presets send nothing a reasoning model refuses, and bill its hidden tokens as output."""
     model = {"gpt5": "gpt-5", "gpt5_mini": "gpt-5-mini", "o4_mini": "o4-mini"}[preset]
     judge = server(reasoning_models=(model,))
-    summary = run_here(tmp_path / "run", *judge_at(judge.url, preset), data(tmp_path), f"cache.dir={tmp_path}/c")
+    summary = run_here(tmp_path / "run", *judge_at(judge.url, preset), dataset(tmp_path), f"cache.dir={tmp_path}/c")
     per_call = REASONING_TOKENS["low"] + 1  # the presets' effort, then a one-token verdict
     assert ({"200": 12}, 0, 12 * per_call) == (
         judge.stats()["by_status"],
@@ -64,7 +58,7 @@ def test_settings_a_reasoning_model_refuses_are_caught_before_any_call(
     """judge.temperature=0 or judge.logprobs=true on a reasoning preset stops the run before a request is sent."""
     judge = server(reasoning_models=("gpt-5",))
     with pytest.raises(UserError, match=refused.replace(".", r"\.")):
-        run_here(tmp_path / "run", *judge_at(judge.url, "gpt5", override), data(tmp_path), f"cache.dir={tmp_path}/c")
+        run_here(tmp_path / "run", *judge_at(judge.url, "gpt5", override), dataset(tmp_path), f"cache.dir={tmp_path}/c")
     assert 0 == judge.stats()["requests"]
 
 
@@ -74,7 +68,7 @@ def test_a_budget_spent_reasoning_is_said_and_not_retried(server: StartServer, t
     summary = run_here(
         tmp_path / "run",
         *judge_at(judge.url, "gpt5", "judge.max_tokens=100", "judge.reasoning_effort=medium"),
-        data(tmp_path),
+        dataset(tmp_path),
         f"cache.dir={tmp_path}/c",
     )
     budget_notes = [note for note in summary["notes"] if "judge.max_tokens=100" in note and "reasoning" in note]
@@ -89,7 +83,7 @@ def test_logprobs_refused_mid_run_degrade_to_hard_verdicts(server: StartServer, 
         *judge_at(judge.url, "local", "judge.model=thinker", "judge.temperature=null", "judge.logprobs=true"),
         "judge.max_tokens=4000",
         "judge.max_tokens_param=max_completion_tokens",
-        data(tmp_path),
+        dataset(tmp_path),
         f"cache.dir={tmp_path}/c",
     )
     assert (0, 12, True) == (
@@ -154,7 +148,7 @@ def test_thinking_judges_are_read_after_their_reasoning(think: str, server: Star
     plain, thinking = server(), server(think=think)
     runs = {}
     for name, judge in (("plain", plain), ("thinking", thinking)):
-        run_here(tmp_path / name, *judge_at(judge.url, "local"), data(tmp_path), f"cache.dir={tmp_path}/{name}c")
+        run_here(tmp_path / name, *judge_at(judge.url, "local"), dataset(tmp_path), f"cache.dir={tmp_path}/{name}c")
         runs[name] = verdict_lines(tmp_path / name)
     verdicts = {name: [(line["call1"], line["call2"]) for line in lines] for name, lines in runs.items()}
     kept_raw = all(("<think>" in line["raw1"]) == (think == "inline") for line in runs["thinking"])
@@ -165,7 +159,7 @@ def test_thinking_judges_are_read_after_their_reasoning(think: str, server: Star
 def test_gateway_and_rate_limiter_waits_are_honoured(style: str, server: StartServer, tmp_path: Path) -> None:
     """Waits announced as llm_provider-retry-after(-ms) or an exhausted x-ratelimit window: no call fails, none early."""
     judge = server(rate_limit=40, latency=0.1, wait_style=style)
-    overrides = (*judge_at(judge.url, "local", "max_concurrency=8"), data(tmp_path, 40), f"cache.dir={tmp_path}/c")
+    overrides = (*judge_at(judge.url, "local", "max_concurrency=8"), dataset(tmp_path, 40), f"cache.dir={tmp_path}/c")
     summary = run_here(tmp_path / "run", *overrides)
     assert (0, []) == (summary["failed_calls"], early_retries(judge))
     assert judge.stats()["faults"]["rate_limit"] > 0  # the limit was really reached
@@ -181,7 +175,7 @@ def test_a_gateway_error_shows_its_status_once_with_a_key_hint(
         run_here(
             tmp_path / "run",
             *judge_at(judge.url, "local", "judge.api_key_env=JUDGEBIAS_GW_KEY"),
-            data(tmp_path),
+            dataset(tmp_path),
             f"cache.dir={tmp_path}/c",
         )
     assert str(raised.value).endswith(
@@ -193,7 +187,7 @@ def test_an_upstream_credential_failure_is_reported_as_the_gateways(server: Star
     """A gateway's provider refusing the gateway's own key is not blamed on the user's key."""
     judge = server(upstream_key_refused=True, error_style="gateway")
     with pytest.raises(UserError) as raised:
-        run_here(tmp_path / "run", *judge_at(judge.url, "local"), data(tmp_path), f"cache.dir={tmp_path}/c")
+        run_here(tmp_path / "run", *judge_at(judge.url, "local"), dataset(tmp_path), f"cache.dir={tmp_path}/c")
     message = str(raised.value)
     assert ("HTTP 401 litellm.AuthenticationError", True, False) == (
         message.split(": ", 1)[1][:36],
@@ -206,7 +200,10 @@ def test_retries_after_a_timeout_are_counted_as_possibly_billed_twice(server: St
     """Every request retried after a client-side timeout is counted in `timeouts`, with a note on double billing."""
     judge = server(phang=0.3, hang_seconds=3.0, fault_seed=1)
     summary = run_here(
-        tmp_path / "run", *judge_at(judge.url, "local", "judge.timeout=0.5"), data(tmp_path), f"cache.dir={tmp_path}/c"
+        tmp_path / "run",
+        *judge_at(judge.url, "local", "judge.timeout=0.5"),
+        dataset(tmp_path),
+        f"cache.dir={tmp_path}/c",
     )
     hangs = judge.stats()["faults"]["phang"]
     assert hangs > 0
@@ -222,17 +219,13 @@ def test_nothing_listening_gives_up_within_seconds_and_says_so_at_once(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A refused connection before any reply stops the run in seconds, after a line saying what is retried and why."""
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]  # closed again: nothing listens there
+    port = free_port()  # closed again: nothing listens there
     started = time.monotonic()
     with pytest.raises(UserError, match="could not connect"):
         run_here(
             tmp_path / "run",
             *judge_at(f"http://127.0.0.1:{port}/v1", "local", "judge.retry_backoff=0.5", "judge.retry_backoff_max=30"),
-            data(tmp_path),
+            dataset(tmp_path),
             f"cache.dir={tmp_path}/c",
         )
     elapsed = time.monotonic() - started
@@ -274,7 +267,7 @@ def test_extra_headers_are_sent_from_env_vars_and_written_nowhere(
         run_here(
             tmp_path / "run",
             *judge_at(url, "local", "+judge.extra_headers.X-Title=JUDGEBIAS_TEST_TITLE"),
-            data(tmp_path, 2),
+            dataset(tmp_path, 2),
             f"cache.dir={tmp_path / 'cache'}",
         )
     finally:
@@ -301,7 +294,7 @@ def test_a_header_without_its_env_var_stops_the_run_before_any_call(
         run_here(
             tmp_path / "run",
             *judge_at(judge.url, "local", f"+judge.extra_headers.X-Title={variable!r}"),
-            data(tmp_path),
+            dataset(tmp_path),
             f"cache.dir={tmp_path}/c",
         )
     assert 0 == judge.stats()["requests"]
@@ -311,7 +304,10 @@ def test_a_thinking_judge_cut_off_mid_thought_is_not_resent(server: StartServer,
     """A reply still inside <think> at finish_reason "length" is kept as invalid with the budget note, sent once."""
     judge = server(think="inline")
     summary = run_here(
-        tmp_path / "run", *judge_at(judge.url, "local", "judge.max_tokens=3"), data(tmp_path), f"cache.dir={tmp_path}/c"
+        tmp_path / "run",
+        *judge_at(judge.url, "local", "judge.max_tokens=3"),
+        dataset(tmp_path),
+        f"cache.dir={tmp_path}/c",
     )
     budget_notes = [note for note in summary["notes"] if "judge.max_tokens=3" in note]
     assert (12, 12, 1) == (judge.stats()["requests"], summary["n_invalid"], len(budget_notes))

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import Cli, write_items
-from tests.gateway.conftest import KEY_ENV, LIMITED_RPM, MASTER_KEY, Gateway
-from tests.reliability.conftest import pairs, run_here, verdict_lines
+from tests.conftest import Cli
+from tests.gateway.conftest import KEY_ENV, LIMITED_RPM, MASTER_KEY, Gateway, dataset
+from tests.reliability.conftest import run_here, verdict_lines
 
 pytestmark = pytest.mark.gateway
 
@@ -25,11 +25,6 @@ def through(gateway: Gateway, model: str, *more: str) -> list[str]:
         "progress=off",
         *more,
     ]
-
-
-def dataset(tmp_path: Path, count: int) -> str:
-    """A data.path override for `count` items of a fresh dataset."""
-    return f"data.path={write_items(tmp_path / 'items.jsonl', pairs(count))}"
 
 
 @pytest.mark.slow

@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-import socket
-
 import pytest
 
-from tests.conftest import Cli
+from tests.conftest import Cli, free_port
 
 
 def refused_url() -> str:
     """A base URL on 127.0.0.1 where nothing listens (a port bound, then released)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    return f"http://127.0.0.1:{port}/v1"
+    return f"http://127.0.0.1:{free_port()}/v1"
 
 
 @pytest.mark.slow

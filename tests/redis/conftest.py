@@ -6,10 +6,11 @@ still holds every reply it acknowledged.
 
 from __future__ import annotations
 
+import os
 import secrets
 import shutil
-import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,12 +18,7 @@ from pathlib import Path
 import pytest
 import redis
 
-
-def free_port() -> int:
-    """A TCP port nothing listens on now (redis-server takes no port 0)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+from tests.conftest import free_port
 
 
 class RedisServer:
@@ -71,6 +67,29 @@ class RedisServer:
             self.process.kill()
             self.process.wait()
         self.process = None
+
+
+def cache_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """The cache tools in a subprocess."""
+    return subprocess.run(
+        [sys.executable, "-m", "judgebias.cache", *args],
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def most_in_any_second(times: list[float]) -> int:
+    """The largest number of requests that arrived within any one-second window [t, t + 1)."""
+    times = sorted(times)
+    most, start = 0, 0
+    for end, moment in enumerate(times):
+        while moment - times[start] >= 1.0:
+            start += 1
+        most = max(most, end - start + 1)
+    return most
 
 
 @pytest.fixture

@@ -2,30 +2,15 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from judgebias.cache import ReplyCache, call_key
 
-from .conftest import RedisServer, free_port
+from .conftest import RedisServer, cache_cli, free_port
 
 pytestmark = pytest.mark.redis
-
-
-def cache_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """The cache tools in a subprocess."""
-    return subprocess.run(
-        [sys.executable, "-m", "judgebias.cache", *args],
-        env={**os.environ, **(env or {})},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
 
 
 def fill(directory: Path, n: int) -> dict[str, dict[str, object]]:

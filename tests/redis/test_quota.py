@@ -15,7 +15,7 @@ import pytest
 from judgebias.cache.shared import connect
 from judgebias.ratelimit import Pacer, RedisQuota
 
-from .conftest import RedisServer
+from .conftest import RedisServer, most_in_any_second
 
 pytestmark = pytest.mark.redis
 
@@ -53,17 +53,6 @@ SENDER = textwrap.dedent(
     print(json.dumps(times), flush=True)
     """
 )
-
-
-def most_in_any_second(times: list[float]) -> int:
-    """The largest number of requests sent within any one-second window."""
-    times = sorted(times)
-    most, start = 0, 0
-    for end, moment in enumerate(times):
-        while moment - times[start] >= 1.0:
-            start += 1
-        most = max(most, end - start + 1)
-    return most
 
 
 def test_four_processes_at_1200_rpm_never_send_more_than_about_20_in_any_second(redis_env: RedisServer) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -14,7 +13,7 @@ import pytest
 
 from tests.conftest import Cli, Result, local_judge
 
-from .conftest import RedisServer, free_port
+from .conftest import RedisServer, cache_cli, free_port, most_in_any_second
 
 pytestmark = [pytest.mark.redis, pytest.mark.slow]
 
@@ -102,7 +101,7 @@ def test_four_processes_hold_one_requests_per_minute_quota(cli: Cli, server: Any
     assert [0] * 4 == [result.code for result in results], results
     arrivals = sorted(event["arrived"] for event in judge.timeline())
     assert 96 == len(arrivals)
-    busiest = max(sum(1 for t in arrivals if start <= t < start + 1.0) for start in arrivals)
+    busiest = most_in_any_second(arrivals)
     assert busiest <= 22  # 20 admitted per second by Redis's clock, plus the jitter of the trip to the server
     assert arrivals[-1] - arrivals[0] >= (96 - 22) / 20
 
@@ -194,14 +193,7 @@ def test_a_bundle_round_trip_disk_to_redis_and_back_replays_with_no_endpoint(
     judge.stop()  # from here on there is no endpoint: every reply must come from a bundle
 
     def tool(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "judgebias.cache", *args],
-            env={**os.environ, **env},
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
+        return cache_cli(*args, env=env)
 
     exported = tool(
         "export", str(cli.tmp_path / "run.gz"), "--run", str(live.run_dir), "--cache-dir", str(cli.tmp_path / "disk")
