@@ -41,7 +41,7 @@ class BatchOptions:
     """How the Batch API behaves: processing time and the faults to inject (defaults: instant, no faults)."""
 
     seconds: float = 0.0  # from creation to completion; request counts grow evenly in between
-    fail_fraction: float = 0.0  # lines answered 500 the first time their custom_id is seen (then answered)
+    fail_fraction: float = 0.0  # lines answered 500 the first time their custom_id is seen (drawn on the body)
     expire_after_lines: int | None = None  # a batch expires once it has run this many lines
     max_lines: int = 50_000  # a larger input file fails validation, as OpenAI's limit does
 
@@ -301,6 +301,11 @@ class BatchApi:
             batch.status = "in_progress"
             batch.completed = ran  # an estimate while running, as a provider's counts are
 
+    def _fails(self, body: Any) -> bool:
+        """Whether a line is answered 500 the first time it runs: a draw on its request body, so the same calls fail
+        whichever port the server listens on (the custom_id, a cache key, holds the endpoint URL)."""
+        return unit(b"batch-fail", json.dumps(body, sort_keys=True).encode()) < self.options.fail_fraction
+
     def _finish(self, batch: _Batch, ran: int, status: str, code: str, message: str) -> None:
         """Answer the first `ran` lines; the rest end in the error file with `code` (caller holds the lock)."""
         outputs: list[bytes] = []
@@ -314,7 +319,7 @@ class BatchApi:
                 continue
             seen = self.seen.get(custom_id, 0)
             self.seen[custom_id] = seen + 1
-            if seen == 0 and unit(b"batch-fail", custom_id.encode()) < self.options.fail_fraction:
+            if seen == 0 and self._fails(line["body"]):
                 status_code = 500
                 reply = {"error": {"message": "The server had an error processing this request.", "code": None}}
             else:
