@@ -295,7 +295,7 @@ def compose(overrides: Sequence[str]) -> Any:
     from hydra import initialize_config_module
     from hydra.core.global_hydra import GlobalHydra
 
-    from judgebias.config import register_schemas
+    from judgebias.cli.schemas import register_schemas
     from judgebias.run import to_config
 
     register_schemas()
@@ -308,7 +308,7 @@ def compose(overrides: Sequence[str]) -> Any:
 def calls_of(config: Any) -> Iterator[tuple[Any, Any, Any]]:
     """(backend, view, messages) of every call the run would make, enumerated by judgebias's own runner."""
     from judgebias.backends import build_backend
-    from judgebias.runner import Judging, _requests, prepare_items
+    from judgebias.engine.runner import Judging, _requests, prepare_items
 
     backend = build_backend(config.judge, config.rubric, None)
     judging = Judging(config.judge.name, config.judge, backend)
@@ -331,7 +331,7 @@ def fill_cache(config: Any) -> int:
     import hashlib
 
     from judgebias.cache import ReplyCache, call_key
-    from judgebias.record import Reply
+    from judgebias.core.record import Reply
 
     entries = []
     for backend, view, messages in calls_of(config):

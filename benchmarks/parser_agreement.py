@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from judgebias.parsing import parse_reply
+from judgebias.core.parsing import parse_reply
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from judgebias.metrics import summarize
-from judgebias.record import ItemResult
-from judgebias.verdict import is_consistent, reconcile
+from judgebias.core.record import ItemResult
+from judgebias.core.verdict import is_consistent, reconcile
+from judgebias.figures.metrics import summarize
 
 DATASETS = ("mtbench-human", "llmbar", "jtj-mtbench", "pandalm-test")
 

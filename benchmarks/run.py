@@ -516,7 +516,7 @@ def bench_memory(ctx: Context) -> list[Figure]:
         Figure(
             "-",
             f"summary phase for {big} items at the default settings (1000 bootstrap resamples"
-            f"{'' if report else '; report=false: judgebias.report is not in this tree'})",
+            f"{'' if report else '; report=false: judgebias.report.run_report is not in this tree'})",
             f"{summary_seconds:.2f} s summary + {write_seconds:.2f} s ratings/provenance"
             f"{'/report' if report else ''}; whole run {median([m.seconds for m in summary_runs]):.1f} s, "
             f"peak RSS {median([m.max_rss_kib for m in summary_runs]) / 1024:.0f} MiB",
@@ -527,7 +527,7 @@ def bench_memory(ctx: Context) -> list[Figure]:
 def _report_available() -> bool:
     import importlib.util
 
-    return importlib.util.find_spec("judgebias.report") is not None
+    return importlib.util.find_spec("judgebias.report.run_report") is not None
 
 
 def sdk_import_seconds(ctx: Context) -> Figure:

@@ -19,9 +19,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from judgebias.metrics import summarize
-from judgebias.record import ItemResult
-from judgebias.style import style_of
+from judgebias.core.record import ItemResult
+from judgebias.core.style import style_of
+from judgebias.figures.metrics import summarize
 from real_figures import DATASETS, fmt, read_jsonl, results_by_judge, start, with_ci
 
 HUMANS = "(human label)"

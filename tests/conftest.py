@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from judgebias.devserver import RunningServer, ServerOptions, start_server
+from judgebias.devserver.server import RunningServer, ServerOptions, start_server
 
 REPO = Path(__file__).resolve().parents[1]
 

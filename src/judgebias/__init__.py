@@ -3,6 +3,6 @@
 Every item is judged twice, once with the answers swapped; a preference is kept only when both orders agree.
 """
 
-from judgebias.verdict import debiased_verdict, position_consistency, win_rate
+from judgebias.core.verdict import debiased_verdict, position_consistency, win_rate
 
 __all__ = ["debiased_verdict", "position_consistency", "win_rate"]

@@ -24,10 +24,10 @@ from typing import Any, cast
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
-from judgebias.errors import EXIT_BATCH_PENDING
-from judgebias.files import write_csv, write_text_atomic
-from judgebias.formatting import ci_text, points
-from judgebias.record import Summary
+from judgebias.core.errors import EXIT_BATCH_PENDING
+from judgebias.core.record import Summary
+from judgebias.figures.formatting import ci_text, points
+from judgebias.io.files import write_csv, write_text_atomic
 
 FAILED_STATUSES = ("failed", "errors", "missing")
 RATES = ("win_rate", "position_consistency", "human_agreement", "styled_wins")
@@ -303,7 +303,7 @@ def aggregate(sweep_dirs: Sequence[Path], out_dir: Path | None = None, *, report
     write_csv(target / "sweep_summary.csv", list(COLUMNS), rows)
     write_text_atomic(target / "sweep_summary.md", markdown(rows))
     if report:
-        from judgebias.sweep_report import SweepJob, write_sweep_report
+        from judgebias.report.sweep_report import SweepJob, write_sweep_report
 
         pages = []
         for job, row in zip(jobs, rows, strict=True):

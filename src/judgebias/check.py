@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from judgebias.aggregate import Job, find_jobs
-from judgebias.record import Summary
+from judgebias.core.record import Summary
 
 EXIT_OK = 0
 EXIT_FAILED = 1

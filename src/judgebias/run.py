@@ -21,16 +21,17 @@ from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
 
-from judgebias import collector
-from judgebias.clusterlog import summarise_sacct_warnings
-from judgebias.composition import mode_probe_skipped
-from judgebias.config import Config, register_schemas
-from judgebias.config_errors import HeldStderr, composition_message, held_stderr, unknown_key_message
-from judgebias.errors import EXIT_BATCH_PENDING, EXIT_USER_ERROR, BatchPending, SecretInConfig, UserError
-from judgebias.files import write_json
-from judgebias.redaction import REDACTED
-from judgebias.rundir import register_resolver
-from judgebias.termination import Stopped, stop_on_sigterm
+from judgebias.cli import collector
+from judgebias.cli.clusterlog import summarise_sacct_warnings
+from judgebias.cli.composition import mode_probe_skipped
+from judgebias.cli.config_errors import HeldStderr, composition_message, held_stderr, unknown_key_message
+from judgebias.cli.rundir import register_resolver
+from judgebias.cli.schemas import register_schemas
+from judgebias.cli.termination import Stopped, stop_on_sigterm
+from judgebias.config.schema import Config
+from judgebias.core.errors import EXIT_BATCH_PENDING, EXIT_USER_ERROR, BatchPending, SecretInConfig, UserError
+from judgebias.core.redaction import REDACTED
+from judgebias.io.files import write_json
 
 EXIT_CALLS_FAILED = 1
 EXIT_CRASHED = 1
@@ -66,7 +67,7 @@ def _unknown_keys(node: Any, prefix: str = "") -> list[str]:
 
 def job(cfg: DictConfig) -> int:
     """One Hydra job: run the experiment into Hydra's output directory; return the exit code."""
-    from judgebias.runner import run_experiment
+    from judgebias.engine.runner import run_experiment
 
     held = held_stderr()
     if held is not None:

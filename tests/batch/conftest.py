@@ -9,9 +9,9 @@ from typing import Any
 
 from openai import OpenAI
 
-from judgebias.batch import Batcher, Ledger
+from judgebias.batch.batcher import Batcher, Ledger
 from judgebias.cache import ReplyCache
-from judgebias.devserver import RunningServer
+from judgebias.devserver.server import RunningServer
 
 
 def body(index: int) -> dict[str, Any]:

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from openai import OpenAI
 
-from judgebias.devserver import ServerOptions, start_server
-from judgebias.devserver_batch import BatchOptions
-from judgebias.errors import UserError
+from judgebias.core.errors import UserError
+from judgebias.devserver.batch import BatchOptions
+from judgebias.devserver.server import ServerOptions, start_server
 from tests.batch.conftest import batcher, calls
 
 
@@ -108,7 +108,7 @@ def test_a_batch_failing_validation_stops_with_its_id_and_line_errors(tmp_path: 
 
 
 def _lines(count: int) -> list[Any]:
-    from judgebias import batchfile
+    from judgebias.batch import files as batchfile
 
     return [batchfile.input_line(key, body) for key, body in calls(count)]
 

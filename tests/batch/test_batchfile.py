@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from judgebias import batchfile
-from judgebias.errors import UserError
+from judgebias.batch import files as batchfile
+from judgebias.core.errors import UserError
 
 KEY = "ab" * 32
 

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from openai import OpenAI
 
-from judgebias.devserver import RunningServer
-from judgebias.devserver_batch import BatchOptions
+from judgebias.devserver.batch import BatchOptions
+from judgebias.devserver.server import RunningServer
 from tests.conftest import Cli, Result, write_items
 from tests.reliability.conftest import pairs
 

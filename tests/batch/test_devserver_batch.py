@@ -9,9 +9,9 @@ import openai
 import pytest
 from openai import OpenAI
 
-from judgebias import batchfile
-from judgebias.devserver import ServerOptions, options_from_args, start_server
-from judgebias.devserver_batch import BatchOptions
+from judgebias.batch import files as batchfile
+from judgebias.devserver.batch import BatchOptions
+from judgebias.devserver.server import ServerOptions, options_from_args, start_server
 from tests.batch.conftest import calls
 
 

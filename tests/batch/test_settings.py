@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from judgebias.config import BackendKind, CacheMode, JudgeConfig, JudgeMode
-from judgebias.errors import UserError
-from judgebias.settings import check_batch
+from judgebias.config.checks import check_batch
+from judgebias.config.schema import BackendKind, CacheMode, JudgeConfig, JudgeMode
+from judgebias.core.errors import UserError
 
 
 def judge(**changes: object) -> JudgeConfig:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import io
 
-from judgebias.config import ProgressMode
-from judgebias.prefill import StatusLine
+from judgebias.batch.prefill import StatusLine
+from judgebias.config.schema import ProgressMode
 
 
 def test_a_log_gets_a_line_per_change_of_status_not_per_count() -> None:

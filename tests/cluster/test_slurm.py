@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from judgebias.clusterlog import NOTICE
-from judgebias.devserver import RunningServer
+from judgebias.cli.clusterlog import NOTICE
+from judgebias.devserver.server import RunningServer
 from tests.cluster.slurm import PARTITION, SlurmCluster
 from tests.conftest import Cli, Result
 from tests.integration.test_sweep import QUICK, table

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from judgebias.devserver import RunningServer, ServerOptions, start_server
+from judgebias.devserver.server import RunningServer, ServerOptions, start_server
 from tests.conftest import free_port, stop_process, write_items
 from tests.reliability.conftest import pairs
 

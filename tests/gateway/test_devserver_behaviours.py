@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from judgebias.devserver import REASONING_TOKENS, RunningServer
+from judgebias.devserver.server import REASONING_TOKENS, RunningServer
 
 StartServer = Callable[..., RunningServer]
 PROMPT = (

@@ -14,9 +14,9 @@ import pytest
 
 from judgebias.backends.openai import OpenAIJudge
 from judgebias.cache import call_key
-from judgebias.config import JudgeConfig, RubricConfig
-from judgebias.devserver import REASONING_TOKENS, RunningServer
-from judgebias.errors import UserError
+from judgebias.config.schema import JudgeConfig, RubricConfig
+from judgebias.core.errors import UserError
+from judgebias.devserver.server import REASONING_TOKENS, RunningServer
 from tests.conftest import free_port
 from tests.gateway.conftest import dataset
 from tests.reliability.conftest import early_retries, run_here, verdict_lines

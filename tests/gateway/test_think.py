@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from judgebias.parsing import answer_part, parse_reply
+from judgebias.core.parsing import answer_part, parse_reply
 
 
 @pytest.mark.parametrize(

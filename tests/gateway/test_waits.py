@@ -6,7 +6,7 @@ import email.utils
 
 import pytest
 
-from judgebias.waits import announced_wait, parse_duration, window_exhausted
+from judgebias.backends.waits import announced_wait, parse_duration, window_exhausted
 
 NOW = 1_800_000_000.0
 

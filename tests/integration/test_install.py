@@ -49,9 +49,9 @@ def test_wheel_install_runs_from_any_folder(tmp_path: Path) -> None:
 
 
 def test_editable_install_reads_the_checkout_configs() -> None:
-    """The development install reads conf/ from the checkout, so an edited YAML takes effect at once."""
+    """The development install reads src/judgebias/conf/ from the checkout, so an edited YAML takes effect at once."""
     result = subprocess.run(
         [sys.executable, "-c", "import judgebias.conf as c; print(c.__path__[0])"],
         capture_output=True, text=True, check=True,
     )  # fmt: skip
-    assert Path(result.stdout.strip()).resolve() == (REPO / "conf").resolve()
+    assert Path(result.stdout.strip()).resolve() == (REPO / "src" / "judgebias" / "conf").resolve()

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from judgebias.parsing import parse_reply
+from judgebias.core.parsing import parse_reply
 
 
 def _data_root() -> Path | None:

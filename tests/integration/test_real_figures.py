@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from judgebias.metrics import summarize
-from judgebias.record import ItemResult
-from judgebias.verdict import is_consistent, reconcile
+from judgebias.core.record import ItemResult
+from judgebias.core.verdict import is_consistent, reconcile
+from judgebias.figures.metrics import summarize
 
 
 def _data_root() -> Path:

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from judgebias.console import Progress
-from judgebias.report import MAX_TABLE_ROWS, write_report
+from judgebias.engine.progress import Progress
+from judgebias.report.run_report import MAX_TABLE_ROWS, write_report
 from tests.conftest import Cli, write_items
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -137,7 +137,7 @@ def test_report_never_shows_the_api_key(cli: Cli, server: Any) -> None:
 
 def test_redaction_removes_anything_shaped_like_a_key() -> None:
     """Text that looks like a credential (sk- keys, bearer tokens, key=value, URL passwords) is redacted."""
-    from judgebias.redaction import Redactor
+    from judgebias.core.redaction import Redactor
 
     text = "Bearer abcdefghijklmnop sk-abcdefghijklmnopqrst api_key=hunter2hunter2 https://user:pw@host/v1"
 

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from judgebias.metrics import summarize
-from judgebias.record import ItemResult
-from judgebias.style import style_of
-from judgebias.verdict import is_consistent, reconcile
+from judgebias.core.record import ItemResult
+from judgebias.core.style import style_of
+from judgebias.core.verdict import is_consistent, reconcile
+from judgebias.figures.metrics import summarize
 
 
 @pytest.mark.parametrize(

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from judgebias.backends.pacing import Pacer, RedisQuota
 from judgebias.cache.shared import connect
-from judgebias.ratelimit import Pacer, RedisQuota
 
 from .conftest import RedisServer, most_in_any_second
 
@@ -23,7 +23,7 @@ SENDER = textwrap.dedent(
     """
     import json, sys, threading, time
     from judgebias.cache.shared import connect
-    from judgebias.ratelimit import Pacer, RedisQuota
+    from judgebias.backends.pacing import Pacer, RedisQuota
 
     rpm, count, scope = float(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
     client, where = connect("JUDGEBIAS_REDIS_URL")
@@ -121,7 +121,7 @@ def test_losing_redis_stops_the_pacer_with_one_line_naming_host_and_port(
     redis_env: RedisServer, tmp_path: Path
 ) -> None:
     """When Redis goes, waiting for the quota raises the cache's error naming Redis's host:port, not the password."""
-    from judgebias.errors import CacheUnavailable
+    from judgebias.core.errors import CacheUnavailable
 
     client, where = connect("JUDGEBIAS_REDIS_URL")
     pacer = Pacer(1200, None, RedisQuota(client, where, "x|m", 1200, None))

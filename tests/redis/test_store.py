@@ -13,7 +13,7 @@ import pytest
 
 from judgebias.cache import ReplyCache, call_key, open_store
 from judgebias.cache.shared import LEASE, REPLY, RedisCache
-from judgebias.errors import CacheUnavailable, UserError
+from judgebias.core.errors import CacheUnavailable, UserError
 
 from .conftest import RedisServer, free_port
 

@@ -14,10 +14,11 @@ from hydra import compose, initialize_config_module
 from omegaconf import OmegaConf
 
 from judgebias.cache import TextOnlyDisk
-from judgebias.config import Config, RubricConfig, register_schemas
-from judgebias.devserver import RunningServer
+from judgebias.cli.schemas import register_schemas
+from judgebias.config.schema import Config, RubricConfig
+from judgebias.devserver.server import RunningServer
+from judgebias.engine.runner import run_experiment
 from judgebias.run import to_config
-from judgebias.runner import run_experiment
 from tests.conftest import REPO
 
 KEY_ENV = "JUDGEBIAS_RELIABILITY_KEY"
@@ -52,7 +53,8 @@ def local(url: str, *more: str) -> list[str]:
 def shipped_rubric(name: str) -> RubricConfig:
     """A shipped rubric option as the schema composes it (the YAML states only what differs from the defaults)."""
     node = OmegaConf.merge(
-        OmegaConf.structured(RubricConfig), OmegaConf.load(REPO / "conf" / "rubric" / f"{name}.yaml")
+        OmegaConf.structured(RubricConfig),
+        OmegaConf.load(REPO / "src" / "judgebias" / "conf" / "rubric" / f"{name}.yaml"),
     )
     rubric = OmegaConf.to_object(node)
     assert isinstance(rubric, RubricConfig)

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from judgebias.devserver import RunningServer, find_answers
-from judgebias.errors import UserError
-from judgebias.item import Item
-from judgebias.prompt import fence_nonce, render_messages, shown
+from judgebias.core.errors import UserError
+from judgebias.core.item import Item
+from judgebias.core.prompt import fence_nonce, render_messages, shown
+from judgebias.devserver.server import RunningServer, find_answers
 from tests.conftest import Cli
 from tests.reliability.conftest import KEY, KEY_ENV, local, run_here, shipped_rubric, verdict_lines
 

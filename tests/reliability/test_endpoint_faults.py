@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from judgebias.devserver import RunningServer
+from judgebias.devserver.server import RunningServer
 from tests.conftest import Cli, write_items
 from tests.reliability.conftest import (
     KEY,

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from judgebias.devserver import RunningServer, ServerOptions, start_server
+from judgebias.devserver.server import RunningServer, ServerOptions, start_server
 from tests.conftest import Cli, write_items
 from tests.reliability.conftest import KEY, KEY_ENV, cached_replies, decisions, local, pairs, run_here
 

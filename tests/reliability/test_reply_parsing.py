@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from judgebias.item import Item
-from judgebias.parsing import parse_reply
-from judgebias.prompt import render_messages, shown
+from judgebias.core.item import Item
+from judgebias.core.parsing import parse_reply
+from judgebias.core.prompt import render_messages, shown
 from tests.reliability.conftest import shipped_rubric
 
 pytestmark = pytest.mark.reliability

@@ -16,9 +16,9 @@ import pytest
 
 from judgebias.backends.openai import OpenAIJudge
 from judgebias.cache import ReplyCache, call_key
-from judgebias.config import JudgeConfig, RubricConfig
-from judgebias.devserver import RunningServer
-from judgebias.errors import UserError
+from judgebias.config.schema import JudgeConfig, RubricConfig
+from judgebias.core.errors import UserError
+from judgebias.devserver.server import RunningServer
 from tests.conftest import Cli, Result, write_items
 from tests.reliability.conftest import KEY, KEY_ENV, cached_replies, local, pairs, run_here
 

@@ -7,11 +7,11 @@ import pytest
 from judgebias.backends import BACKENDS, build_backend
 from judgebias.backends.base import Backend
 from judgebias.backends.scripted import ScriptedJudge
-from judgebias.config import BackendKind, JudgeConfig, RubricConfig
-from judgebias.errors import UserError
-from judgebias.item import Item
-from judgebias.prompt import shown
-from judgebias.record import Reply, Request
+from judgebias.config.schema import BackendKind, JudgeConfig, RubricConfig
+from judgebias.core.errors import UserError
+from judgebias.core.item import Item
+from judgebias.core.prompt import shown
+from judgebias.core.record import Reply, Request
 
 RUBRIC = RubricConfig(name="r", system="s", user="u")
 ITEM = Item(id="1", question="q", a="short", b="a longer answer")

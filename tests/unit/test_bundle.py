@@ -20,7 +20,7 @@ from judgebias.cache.bundle import (
     read_run_keys,
     run_record,
 )
-from judgebias.errors import UserError
+from judgebias.core.errors import UserError
 
 
 def reply(n: int) -> dict[str, Any]:

@@ -8,7 +8,7 @@ import diskcache
 import pytest
 
 from judgebias.cache import ReplyCache, call_key
-from judgebias.errors import UserError
+from judgebias.core.errors import UserError
 
 REPLY = {"text": "A", "prompt_tokens": 12, "completion_tokens": 1, "model": "m", "finish_reason": "stop"}
 

@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from judgebias.clusterlog import NOTICE, summarise_sacct_warnings
+from judgebias.cli.clusterlog import NOTICE, summarise_sacct_warnings
 
 FAILURE = (
     "Call #{n} - Bypassing sacct error Command '['sacct', '-o', 'JobID,State,NodeList', '--parsable2', '-j', '7']' "

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from judgebias import collector
+from judgebias.cli import collector
 
 
 @pytest.fixture(autouse=True)

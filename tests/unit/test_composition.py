@@ -6,9 +6,9 @@ import pytest
 from hydra import compose, initialize_config_module
 from hydra.core.global_hydra import GlobalHydra
 
-from judgebias.composition import may_set_mode
-from judgebias.config import register_schemas
-from judgebias.rundir import register_resolver
+from judgebias.cli.composition import may_set_mode
+from judgebias.cli.rundir import register_resolver
+from judgebias.cli.schemas import register_schemas
 
 
 @pytest.mark.parametrize(

@@ -6,8 +6,8 @@ import pytest
 from hydra import compose, initialize_config_module
 from hydra.errors import ConfigCompositionException
 
-from judgebias.config import register_schemas
-from judgebias.config_errors import composition_message
+from judgebias.cli.config_errors import composition_message
+from judgebias.cli.schemas import register_schemas
 
 
 def composition_failure(*overrides: str) -> BaseException:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from judgebias.dataset import load_items, normalize_answer, resolve_path
-from judgebias.errors import UserError
+from judgebias.core.errors import UserError
+from judgebias.io.dataset import load_items, normalize_answer, resolve_path
 
 GOOD = '{"id": "1", "question": "q", "a": "x", "b": "y"}'
 

@@ -16,7 +16,7 @@ import openai
 import pytest
 from openai import OpenAI
 
-from judgebias.devserver import ServerOptions, find_answers, options_from_args, start_server
+from judgebias.devserver.server import ServerOptions, find_answers, options_from_args, start_server
 
 SHORT = "Paris."
 LONG = "The capital of France is Paris, on the Seine."

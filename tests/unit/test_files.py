@@ -6,7 +6,7 @@ import json
 import threading
 from pathlib import Path
 
-from judgebias.files import write_json
+from judgebias.io.files import write_json
 
 
 def test_concurrent_writers_of_one_file_never_fail_or_tear_it(tmp_path: Path) -> None:

@@ -73,9 +73,15 @@ def test_the_graph_counts_function_level_imports() -> None:
 def test_the_pure_core_imports_nothing_from_the_edge() -> None:
     """Verdicts, parsing, prompts, metrics, statistics and the summary import no backend, cache, file or Hydra code."""
     graph = import_graph()
-    edge = {"judgebias.backends", "judgebias.cache", "judgebias.files", "judgebias.output", "judgebias.run"}
-    core = ["judgebias.verdict", "judgebias.parsing", "judgebias.prompt", "judgebias.metrics", "judgebias.stats"]
-    reached = {name: _reachable(graph, name) for name in [*core, "judgebias.summary"]}
+    edge = {"judgebias.backends", "judgebias.cache", "judgebias.io.files", "judgebias.io.output", "judgebias.run"}
+    core = [
+        "judgebias.core.verdict",
+        "judgebias.core.parsing",
+        "judgebias.core.prompt",
+        "judgebias.figures.metrics",
+        "judgebias.figures.stats",
+    ]
+    reached = {name: _reachable(graph, name) for name in [*core, "judgebias.figures.summary"]}
     assert {name: set() for name in reached} == {name: found & edge for name, found in reached.items()}
 
 

@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 
-from judgebias.metrics import (
+from judgebias.core.record import CallResult, ItemResult
+from judgebias.core.verdict import is_consistent, reconcile
+from judgebias.figures.metrics import (
     ONE_ORDER_NOTE,
     SOFT_NOTE,
     bradley_terry_ratings,
@@ -17,8 +19,6 @@ from judgebias.metrics import (
     soft_preference,
     summarize,
 )
-from judgebias.record import CallResult, ItemResult
-from judgebias.verdict import is_consistent, reconcile
 
 
 def row(call1: str, call2: str | None, id: str = "x", **fields: Any) -> ItemResult:

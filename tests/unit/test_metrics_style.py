@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from judgebias.metrics import NO_STYLE_NOTE, bradley_terry_ratings, summarize
-from judgebias.record import ItemResult
-from judgebias.style import Style
+from judgebias.core.record import ItemResult
+from judgebias.core.style import Style
+from judgebias.figures.metrics import NO_STYLE_NOTE, bradley_terry_ratings, summarize
 from tests.unit.test_metrics import row
 
 PLAIN = Style()

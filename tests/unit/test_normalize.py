@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from judgebias.dataset import normalize_items
-from judgebias.item import Item
-from judgebias.style import Style
+from judgebias.core.item import Item
+from judgebias.core.style import Style
+from judgebias.io.dataset import normalize_items
 
 FORMATTED = "## Steps\n\n1. **Preheat** the oven.\n2. Bake for *20* minutes."
 PLAIN = "Preheat the oven, then bake for 20 minutes."

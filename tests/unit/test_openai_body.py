@@ -11,10 +11,10 @@ from typing import Any, ClassVar
 import pytest
 
 from judgebias.backends.openai import OpenAIJudge
-from judgebias.config import JudgeConfig, RubricConfig
-from judgebias.item import Item
-from judgebias.prompt import render_messages, shown
-from judgebias.record import Request
+from judgebias.config.schema import JudgeConfig, RubricConfig
+from judgebias.core.item import Item
+from judgebias.core.prompt import render_messages, shown
+from judgebias.core.record import Request
 
 RUBRIC = RubricConfig(
     name="t", system="Judge {question}", user="{first} or {second}? Say {label_first} or {label_second}"

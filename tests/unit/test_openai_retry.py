@@ -14,7 +14,7 @@ import openai
 import pytest
 
 from judgebias.backends.openai import TruncatedReply, explain, is_permanent, is_throttled, is_transient, retry_after
-from judgebias.record import Reply
+from judgebias.core.record import Reply
 
 URL = "http://127.0.0.1:9/v1/chat/completions"
 

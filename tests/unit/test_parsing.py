@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from judgebias.parsing import STYLES, parse_reply
+from judgebias.core.parsing import STYLES, parse_reply
 
 REASONING = "Answer A discusses a and b in a detailed way, while Answer B is short but also good. " * 1200
 PROMPT_COPY = (

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from judgebias.devserver import find_answers
-from judgebias.item import Item
-from judgebias.prompt import labels_for, render_messages, shown
+from judgebias.core.item import Item
+from judgebias.core.prompt import labels_for, render_messages, shown
+from judgebias.devserver.server import find_answers
 
 SYSTEM = "Judge. Labels {label_first}/{label_second}/{tie_label}."
 USER = "{context}Q: {question}\n{first}\n{second}"

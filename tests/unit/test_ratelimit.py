@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from judgebias.ratelimit import DECREASE, Pacer
+from judgebias.backends.pacing import DECREASE, Pacer
 
 
 def take(pacer: Pacer, n: int) -> list[int]:
@@ -76,7 +76,7 @@ def test_wait_blocks_while_the_cap_is_reached() -> None:
 
 def test_a_fleet_window_holds_about_one_second_of_whole_requests() -> None:
     """The shared quota's window admits a whole number (or, spaced, one) at exactly the configured rate."""
-    from judgebias.ratelimit import window
+    from judgebias.backends.pacing import window
 
     assert [(1000.0, 20), (2000.0, 1), (60_000 / 90, 1), (0.0, 0)] == [
         window(1200),

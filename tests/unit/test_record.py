@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from judgebias.record import CallResult, ItemResult
+from judgebias.core.record import CallResult, ItemResult
 
 
 def filled(cls: type[Any], **given: Any) -> Any:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from judgebias.redaction import REDACTED, Redactor, key_env_names, replace_secrets
+from judgebias.core.redaction import REDACTED, Redactor, key_env_names, replace_secrets
 
 
 def test_the_value_of_a_named_key_variable_is_redacted(monkeypatch: pytest.MonkeyPatch) -> None:

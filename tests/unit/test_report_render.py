@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from judgebias.digest import STYLE_EDGES, VerdictDigest, add_row, difference_bin, read_verdicts, style_label
-from judgebias.report import render_report
-from judgebias.svg import VERDICT_SEGMENTS, Bar, stacked_bars
-from judgebias.sweep_report import SweepJob, render_sweep_report, write_sweep_report
+from judgebias.report.digest import STYLE_EDGES, VerdictDigest, add_row, difference_bin, read_verdicts, style_label
+from judgebias.report.run_report import render_report
+from judgebias.report.svg import VERDICT_SEGMENTS, Bar, stacked_bars
+from judgebias.report.sweep_report import SweepJob, render_sweep_report, write_sweep_report
 
 FULL = {
     "judge": "j",

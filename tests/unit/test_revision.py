@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from judgebias.revision import git_revision
+from judgebias.io.revision import git_revision
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs the git program")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from judgebias import rundir
+from judgebias.cli import rundir
 
 
 def test_a_taken_folder_gets_the_next_free_suffix(tmp_path: Path) -> None:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import random
 
 from judgebias.backends.scripted import ScriptedJudge
-from judgebias.config import JudgeConfig, RubricConfig
-from judgebias.item import Item
-from judgebias.metrics import summarize
-from judgebias.parsing import parse_reply
-from judgebias.prompt import shown
-from judgebias.record import CallResult, ItemResult, Request
-from judgebias.runner import item_result
+from judgebias.config.schema import JudgeConfig, RubricConfig
+from judgebias.core.item import Item
+from judgebias.core.parsing import parse_reply
+from judgebias.core.prompt import shown
+from judgebias.core.record import CallResult, ItemResult, Request
+from judgebias.engine.runner import item_result
+from judgebias.figures.metrics import summarize
 
 RUBRIC = RubricConfig(name="default", system="s", user="u")
 

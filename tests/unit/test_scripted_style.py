@@ -6,10 +6,10 @@ import random
 from typing import Any
 
 from judgebias.backends.scripted import ScriptedJudge
-from judgebias.config import JudgeConfig
-from judgebias.item import Item
-from judgebias.metrics import summarize
-from judgebias.record import ItemResult
+from judgebias.config.schema import JudgeConfig
+from judgebias.core.item import Item
+from judgebias.core.record import ItemResult
+from judgebias.figures.metrics import summarize
 from tests.unit.test_scripted_coverage import RUBRIC, both_orders
 
 FORMATTED = "## Answer\n\n- point one\n- point two\n\n**Done.**"

@@ -9,7 +9,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from judgebias import stats
+from judgebias.figures import stats
 
 
 def test_binomial_nine_of_ten() -> None:

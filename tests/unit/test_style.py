@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from judgebias.style import FEATURES, Style, strip_markdown, style_of
+from judgebias.core.style import FEATURES, Style, strip_markdown, style_of
 
 # Answers in the shapes judged answers take (the shared MT-Bench and PandaLM sets have each of these).
 CODE_ANSWER = """Here's the modified program using the `multiprocessing` module:

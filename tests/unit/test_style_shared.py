@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from judgebias.style import FEATURES, Style, style_of
+from judgebias.core.style import FEATURES, Style, style_of
 
 
 def test_the_written_object_carries_every_feature_in_order() -> None:

@@ -11,7 +11,7 @@ from types import FrameType
 
 import pytest
 
-from judgebias.termination import Stopped, stop_on_sigterm
+from judgebias.cli.termination import Stopped, stop_on_sigterm
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from judgebias import debiased_verdict, position_consistency, win_rate
-from judgebias.verdict import is_consistent, item_pick, item_winner, reconcile, translate
+from judgebias.core.verdict import is_consistent, item_pick, item_winner, reconcile, translate
 
 
 def always_a(question: str, first: str, second: str) -> str:

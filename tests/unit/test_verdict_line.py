@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from judgebias.item import Item
-from judgebias.metrics import ensemble_results
-from judgebias.output import VerdictWriter, verdict_line
-from judgebias.record import CallResult
-from judgebias.runner import item_result
+from judgebias.core.item import Item
+from judgebias.core.record import CallResult
+from judgebias.engine.runner import item_result
+from judgebias.figures.metrics import ensemble_results
+from judgebias.io.output import VerdictWriter, verdict_line
 
 ITEM = Item(
     id="q1", question="q", a="one two", b="three", human="1", human_votes=("1", "2"), model_a="m1", model_b="m2"

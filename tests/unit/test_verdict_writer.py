@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from judgebias.item import Item
-from judgebias.output import VerdictWriter
-from judgebias.record import CallResult, ItemResult
+from judgebias.core.item import Item
+from judgebias.core.record import CallResult, ItemResult
+from judgebias.io.output import VerdictWriter
 
 ITEM = Item("i1", "Q?", "one", "two")
 ROW = ItemResult("i1", "1", "A", "B", True, calls=(CallResult("A", "A", False), CallResult("B", "B", False)))

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from judgebias.output import PACKAGES
-from judgebias.versions import installed_versions
+from judgebias.io.output import PACKAGES
+from judgebias.io.versions import installed_versions
 
 
 def metadata_version(name: str) -> str | None:

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from judgebias.backends.base import Backend
-from judgebias.config import BackendKind, JudgeConfig, RubricConfig
-from judgebias.errors import UserError
+from judgebias.config.schema import BackendKind, JudgeConfig, RubricConfig
+from judgebias.core.errors import UserError
 
 
 @dataclass

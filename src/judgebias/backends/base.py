@@ -11,9 +11,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any
 
-from judgebias.item import Item
-from judgebias.ratelimit import Fleet
-from judgebias.record import Reply, Request
+from judgebias.backends.pacing import Fleet
+from judgebias.core.item import Item
+from judgebias.core.record import Reply, Request
 
 FleetSource = Callable[[str, float | None, float | None], Fleet | None]  # (scope, rpm, tpm) -> shared quota
 

@@ -2,7 +2,7 @@
 
 The SDK is imported only when the first live call is made, so a run answered from the cache starts fast. The
 SDK's own retries are off (max_retries=0): tenacity owns them, so attempts are bounded in one place and every
-wait a server announces (judgebias.waits) is honoured, never retried sooner than asked, shared by all workers.
+wait a server announces (judgebias.backends.waits) is honoured, never retried sooner than asked, shared by all workers.
 A long announced wait (a per-minute window) is waited out instead of spending the retry budget, up to
 judge.max_wait seconds per call. The reply is read as JSON from the raw response (with its headers, so a reply
 saying its rate-limit window is used up pauses the next requests), which also skips the SDK's typed objects.
@@ -21,16 +21,16 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from judgebias.backends.base import Backend, FleetSource
-from judgebias.config import JudgeConfig, RubricConfig, TokenBudgetParam
-from judgebias.errors import CacheUnavailable, FatalJudgeError, UserError
-from judgebias.parsing import answer_part
-from judgebias.ratelimit import Pacer
-from judgebias.reading import read_reply
-from judgebias.record import Reply, Request
-from judgebias.redaction import replace_secrets
-from judgebias.settings import check_judge
-from judgebias.tokens import estimate_prompt_tokens
-from judgebias.waits import announced_wait, format_seconds, window_exhausted
+from judgebias.backends.pacing import Pacer
+from judgebias.backends.waits import announced_wait, format_seconds, window_exhausted
+from judgebias.config.checks import check_judge
+from judgebias.config.schema import JudgeConfig, RubricConfig, TokenBudgetParam
+from judgebias.core.errors import CacheUnavailable, FatalJudgeError, UserError
+from judgebias.core.parsing import answer_part
+from judgebias.core.reading import read_reply
+from judgebias.core.record import Reply, Request
+from judgebias.core.redaction import replace_secrets
+from judgebias.core.tokens import estimate_prompt_tokens
 
 if TYPE_CHECKING:
     from tenacity import RetryCallState
@@ -358,7 +358,7 @@ def call_with_retries(
 ) -> Reply:
     """The one retry policy: transient errors retried with backoff, permanent ones not, announced waits honoured.
 
-    A wait the server announced (judgebias.waits) is waited out, by every worker. A long one (a second or more,
+    A wait the server announced (judgebias.backends.waits) is waited out, by every worker. A long one (a second or more,
     e.g. a per-minute window) does not spend the retry budget (judge.max_retries) as long as one call's long
     waits add up to at most judge.max_wait seconds; a short one (a burst limit) counts as a retry.
     While no call has been answered yet (`starting`), a refused connection is retried only briefly: nothing is
@@ -548,7 +548,7 @@ def _refuses_logprobs(error: BaseException) -> bool:
 
 
 def retry_after(error: BaseException | None) -> float | None:
-    """Seconds the server asked us to wait before retrying, from any header that announces it (judgebias.waits)."""
+    """Seconds the server asked us to wait before retrying, from any header that announces it (judgebias.backends.waits)."""
     response = getattr(error, "response", None)
     headers = getattr(response, "headers", None)
     if headers is None:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from judgebias.backends.base import Backend
-from judgebias.config import JudgeConfig
-from judgebias.errors import UserError
-from judgebias.item import Item
-from judgebias.jsonl import json_lines
-from judgebias.record import Reply, Request
+from judgebias.config.schema import JudgeConfig
+from judgebias.core.errors import UserError
+from judgebias.core.item import Item
+from judgebias.core.record import Reply, Request
+from judgebias.io.jsonl import json_lines
 
 
 class ReplayJudge(Backend):

@@ -9,10 +9,10 @@ from __future__ import annotations
 import hashlib
 
 from judgebias.backends.base import Backend
-from judgebias.config import JudgeConfig, RubricConfig, Strategy
-from judgebias.record import Reply, Request
-from judgebias.settings import check_judge
-from judgebias.style import style_of
+from judgebias.config.checks import check_judge
+from judgebias.config.schema import JudgeConfig, RubricConfig, Strategy
+from judgebias.core.record import Reply, Request
+from judgebias.core.style import style_of
 
 
 def format_reply(rubric: RubricConfig, label: str) -> str:

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from judgebias.cache.base import ReplyStore
 from judgebias.cache.disk import KEY_VERSION, MODES, ReplyCache, TextOnlyDisk, call_key
-from judgebias.config import CacheBackend, CacheConfig
-from judgebias.errors import UserError
+from judgebias.config.schema import CacheBackend, CacheConfig
+from judgebias.core.errors import UserError
 
 BACKENDS = tuple(str(backend) for backend in CacheBackend)  # disk, redis (plain text for argparse's choices)
 URL_ENV = CacheConfig.url_env

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from judgebias.cache import BACKENDS, URL_ENV, open_store
 from judgebias.cache.bundle import export_bundle, import_bundle, read_run_keys
-from judgebias.errors import EXIT_USER_ERROR, UserError
+from judgebias.core.errors import EXIT_USER_ERROR, UserError
 
 
 def default_cache_dir() -> str:

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
-from judgebias.ratelimit import Fleet
+from judgebias.backends.pacing import Fleet
 
 
 class ReplyStore(Protocol):

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
-from judgebias.errors import UserError
-from judgebias.versions import installed_versions
+from judgebias.core.errors import UserError
+from judgebias.io.versions import installed_versions
 
 FORMAT = "judgebias-bundle"
 FORMAT_VERSION = 1

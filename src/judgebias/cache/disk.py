@@ -19,9 +19,9 @@ from typing import Any
 
 import diskcache
 
-from judgebias.config import CacheMode
-from judgebias.errors import UserError
-from judgebias.ratelimit import Fleet
+from judgebias.backends.pacing import Fleet
+from judgebias.config.schema import CacheMode
+from judgebias.core.errors import UserError
 
 MODES = tuple(CacheMode)  # use, refresh, off, only
 KEY_VERSION = 1  # bump when the meaning of a cached value changes

@@ -28,10 +28,10 @@ import redis
 from redis.backoff import ExponentialBackoff
 from redis.retry import Retry
 
+from judgebias.backends.pacing import Fleet, RedisQuota
 from judgebias.cache.disk import ReplyCache, checked_mode
-from judgebias.errors import CacheUnavailable, UserError
-from judgebias.ratelimit import Fleet, RedisQuota
-from judgebias.settings import ENV_VAR_NAME
+from judgebias.config.checks import ENV_VAR_NAME
+from judgebias.core.errors import CacheUnavailable, UserError
 
 PREFIX = "judgebias:"
 REPLY = PREFIX + "reply:"

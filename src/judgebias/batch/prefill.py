@@ -1,0 +1,255 @@
+"""Batch modes' pre-pass: the run's cache misses are filled by a batch (or an exported and imported file) first.
+
+`judge.mode=batch` submits the misses to the endpoint's Batch API and waits; `export` writes them as an input
+file for another machine (e.g. `vllm run-batch`) and stops; `import` reads that machine's output file. Either
+way the replies go into the cache under the keys a live call would use, and the run then finishes exactly as a
+live run does, from the cache: the same replies give byte-identical verdicts. A call the pre-pass could not fill
+never goes live: its backend is wrapped so that it fails with the provider's reason instead.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from judgebias.backends import Judging
+from judgebias.backends.base import Backend
+from judgebias.batch import files as batchfile
+from judgebias.cache import ReplyStore, call_key
+from judgebias.config.schema import JudgeMode, ProgressMode
+from judgebias.core.errors import BatchPending, UserError
+from judgebias.core.item import Item
+from judgebias.core.record import Reply, Request
+
+Call = tuple[Judging, Item, Request, str | None, dict[str, Any] | None]
+
+
+@dataclass
+class Prefilled:
+    """What the pre-pass did for the rest of the run: the calls it filled and the ones it could not."""
+
+    batched: set[str] = field(default_factory=set)  # cache keys answered by batch in this run (batch price)
+    errors: dict[str, str] = field(default_factory=dict)  # cache key -> why the batch has no reply for it
+    batches: list[dict[str, Any]] = field(default_factory=list)  # id, status, counts of each batch touched
+
+
+class Collected(Backend):
+    """A judge whose calls were filled by batch: a call the batch left unanswered fails with its reason, unsent."""
+
+    paid = True
+
+    def __init__(self, inner: Backend, errors: Mapping[str, str], missing: str) -> None:
+        self.inner = inner
+        self.errors = errors
+        self.missing = missing
+
+    def cache_request(self, messages: list[dict[str, str]]) -> dict[str, Any]:
+        return self.inner.cache_request(messages)
+
+    def complete(self, request: Request) -> Reply:
+        from judgebias.backends.openai import CallFailed
+
+        key = call_key(self.inner.cache_request(request.messages))
+        raise CallFailed(self.errors.get(key, self.missing))
+
+    def describe(self) -> str:
+        return self.inner.describe()
+
+
+def prefill(
+    judgings: list[Judging],
+    calls: Iterable[Call],
+    cache: ReplyStore,
+    out_dir: Path,
+    *,
+    progress: ProgressMode,
+) -> Prefilled:
+    """Fill the cache for every call of a batch-mode judge that the cache lacks; wrap those judges' backends."""
+    result = Prefilled()
+    modes = {j.name: JudgeMode(j.config.mode) for j in judgings}
+    batching = [j for j in judgings if modes[j.name] != JudgeMode.live and j.backend.paid]
+    if not batching:
+        return result
+    misses: dict[str, dict[str, Request]] = {j.name: {} for j in batching}
+    known: dict[str, set[str]] = {j.name: set() for j in batching}
+    for judging, _item, request, key, hit in calls:
+        if key is None or judging.name not in misses:
+            continue
+        known[judging.name].add(key)
+        if hit is None:
+            misses[judging.name].setdefault(key, request)
+    submitted = [j for j in batching if modes[j.name] == JudgeMode.batch]
+    line = StatusLine(progress)
+    try:
+        # Every judge's batches are submitted before any is waited on, so an ensemble's batches run side by side;
+        # the second pass re-attaches to them through the ledger (nothing is uploaded twice).
+        running = {j.name: _batch(j, misses[j.name], cache, result, show=line.show, wait=False) for j in submitted}
+        for judging in submitted:
+            if running[judging.name] and judging.config.batch_wait:
+                left = _left(misses[judging.name], result)
+                running[judging.name] = _batch(judging, left, cache, result, show=line.show, wait=True)
+    finally:
+        line.close()
+    unfinished = [batch_id for ids in running.values() for batch_id in ids]
+    if unfinished:
+        raise BatchPending(
+            f"{len(unfinished)} batch(es) submitted and not finished yet ({', '.join(unfinished)}); "
+            "nothing more is sent: rerun the same command to collect them"
+        )
+    for judging in batching:
+        mode = modes[judging.name]
+        if mode == JudgeMode.export:
+            _export(judging, misses[judging.name], out_dir)
+        elif mode == JudgeMode["import"]:
+            _import(judging, misses[judging.name], known[judging.name], cache, result)
+        reason = {
+            JudgeMode.batch: "the batch returned no reply for this call",
+            JudgeMode.export: "not exported",
+            JudgeMode["import"]: f"no line for this call in judge.batch_file={judging.config.batch_file}",
+        }[mode]
+        judging.backend = Collected(judging.backend, result.errors, reason)
+    return result
+
+
+def _left(misses: dict[str, Request], result: Prefilled) -> dict[str, Request]:
+    """The misses no batch has answered yet (neither a reply nor an error)."""
+    return {key: request for key, request in misses.items() if key not in result.batched and key not in result.errors}
+
+
+def _batch(
+    judging: Judging,
+    misses: dict[str, Request],
+    cache: ReplyStore,
+    result: Prefilled,
+    *,
+    show: Callable[[str], None],
+    wait: bool,
+) -> list[str]:
+    """Submit the misses as batches (or re-attach to those submitted), wait if told, cache the replies.
+
+    Returns the ids of the batches still running (none after waiting).
+    """
+    from judgebias.backends.openai import OpenAIJudge
+    from judgebias.batch.batcher import Batcher, Ledger
+
+    backend = judging.backend
+    assert isinstance(backend, OpenAIJudge)
+    if not misses:
+        return []
+    judging.check_key_once()
+    batcher = Batcher(
+        backend.client(),
+        backend.endpoint,
+        Ledger(cache.directory / "batches"),
+        cache.put,
+        lambda body, key: backend.reply_from_json(body, misses[key]).to_json(),
+        batch_size=judging.config.batch_size,
+        poll_seconds=judging.config.batch_poll_seconds,
+        show=show,
+    )
+    outcome = batcher.run(((key, backend.request_body(r.messages)) for key, r in misses.items()), wait=wait)
+    result.batched |= outcome.filled
+    result.errors |= outcome.errors
+    seen = {entry["id"]: index for index, entry in enumerate(result.batches)}
+    for record in outcome.batches:  # the second pass sees the same batches again: keep each once, latest state
+        if record.batch_id in seen:
+            result.batches[seen[record.batch_id]] = record.counts()
+        else:
+            result.batches.append(record.counts())
+    return outcome.running
+
+
+def _export(judging: Judging, misses: dict[str, Request], out_dir: Path) -> None:
+    """Write the misses as one OpenAI-format input file in the run folder, say how to run it, and stop."""
+    from judgebias.backends.openai import OpenAIJudge
+
+    backend = judging.backend
+    assert isinstance(backend, OpenAIJudge)
+    if not misses:
+        return
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / "batch_input.jsonl"
+    with path.open("wb") as file:
+        for key, request in misses.items():
+            file.write(batchfile.input_line(key, backend.request_body(request.messages)))
+    output = path.with_name("batch_output.jsonl")
+    raise BatchPending(
+        f"judge {judging.name!r}: {len(misses)} calls written to {path}\n"
+        f"run them where the model is, e.g.:\n"
+        f"  vllm run-batch -i {path} -o {output} --model {judging.config.model}\n"
+        f"then load the replies and finish the run:\n"
+        f"  {_command()} judge.mode=import judge.batch_file={output}"
+    )
+
+
+def _import(
+    judging: Judging, misses: dict[str, Request], known: set[str], cache: ReplyStore, result: Prefilled
+) -> None:
+    """Load an OpenAI-format output file into the cache; a line for no call of this run is refused by number."""
+    from judgebias.backends.openai import OpenAIJudge
+
+    backend = judging.backend
+    assert isinstance(backend, OpenAIJudge)
+    assert judging.config.batch_file, "settings.check_batch refuses judge.mode=import without judge.batch_file"
+    path = Path(judging.config.batch_file).expanduser()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise UserError(f"judge.batch_file={path}: cannot read it ({error.strerror})") from None
+    lines = batchfile.read_results(text, str(path))
+    for line in lines:
+        key = batchfile.key_of(line.custom_id)
+        if key is None or key not in known:
+            raise UserError(
+                f"{path}:{line.line}: custom_id {line.custom_id!r} belongs to no request of this run (a file of "
+                "another run, judge or dataset?); nothing was imported"
+            )
+    for line in lines:
+        key = batchfile.key_of(line.custom_id)
+        assert key is not None
+        if key not in misses:
+            continue  # already in the cache
+        if line.body is not None:
+            cache.put(key, backend.reply_from_json(line.body, misses[key]).to_json())
+            result.batched.add(key)
+            result.errors.pop(key, None)
+        else:
+            result.errors[key] = f"{path.name}:{line.line}: {line.error}"
+
+
+class StatusLine:
+    """The batches' status line: redrawn in place on a terminal (or progress=on), else printed when it changes."""
+
+    def __init__(self, mode: ProgressMode, stream: TextIO | None = None) -> None:
+        self.stream = stream or sys.stderr
+        self.redraw = mode == ProgressMode.on or (mode == ProgressMode.auto and self.stream.isatty())
+        self.quiet = mode == ProgressMode.off
+        self.last = ""
+
+    def show(self, text: str) -> None:
+        """Draw the batches' state; without a terminal, only a change of status is printed (not every count)."""
+        if self.redraw:
+            self.stream.write("\r" + text + " ")
+        elif not self.quiet and re.sub(r"\d+/\d+( \(\d+ failed\))?", "", text) != re.sub(
+            r"\d+/\d+( \(\d+ failed\))?", "", self.last
+        ):
+            self.stream.write(text + "\n")
+        self.stream.flush()
+        self.last = text
+
+    def close(self) -> None:
+        """End the redrawn line."""
+        if self.redraw and self.last:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _command() -> str:
+    """The command line that started this run, without its mode and run folder (the import run gets its own)."""
+    dropped = ("judge.mode=", "judge.batch_file=", "hydra.run.dir=", "hydra.sweep.dir=")
+    args = [a for a in sys.argv[1:] if not a.startswith(dropped)]
+    return " ".join(["python -m judgebias.run", *args])

@@ -1,0 +1,153 @@
+"""Settings the schema's types cannot check (ranges, names, templates), all checked here before anything runs.
+
+Closed choices (backend, cache mode, labels, parser, progress, strategy) are enums in the schema and fail when
+the config is composed; this module checks the values within a type that would fail mid-run or mean something
+the user did not intend.
+"""
+
+from __future__ import annotations
+
+import re
+
+from judgebias.config.schema import (
+    BackendKind,
+    CacheMode,
+    Config,
+    JudgeConfig,
+    JudgeMode,
+    ProgressMode,
+    Strategy,
+    TokenBudgetParam,
+    judges_of,
+)
+from judgebias.core.errors import SecretInConfig, UserError
+from judgebias.core.prompt import unknown_placeholders
+
+ENV_VAR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+REASONING_MODEL = re.compile(r"(?:^|/)(?:o\d|gpt-5)(?:$|[-.:])")  # OpenAI's o-series and gpt-5 family
+
+
+def check_settings(config: Config) -> None:
+    """Raise a UserError naming the first setting out of range, and the fix."""
+    if config.max_concurrency < 1:
+        raise UserError(f"max_concurrency={config.max_concurrency} must be at least 1 (default 16)")
+    if config.bootstrap.resamples < 0:
+        raise UserError(f"bootstrap.resamples={config.bootstrap.resamples} must be 0 (no intervals) or more")
+    if config.progress not in set(ProgressMode):
+        raise UserError(f"progress={config.progress!r}: use auto, on or off")
+    for template in (config.rubric.system, config.rubric.user):
+        unknown = unknown_placeholders(template)
+        if unknown:
+            raise UserError(f"rubric {config.rubric.name!r} uses unknown placeholder {{{unknown[0]}}}")
+    data = config.data
+    if data.limit is not None and data.limit < 1:
+        raise UserError(f"data.limit={data.limit} must be at least 1 (or null for all items)")
+    truncate = data.normalize.truncate_words
+    if truncate is not None and truncate < 1:
+        raise UserError(f"data.normalize.truncate_words={truncate} must be at least 1 (or null)")
+    for judge in judges_of(config).values():
+        check_judge(judge)
+        check_batch(judge, config.cache.mode)
+    if not ENV_VAR_NAME.fullmatch(config.cache.url_env):
+        # Most likely the URL itself, password and all: never echo it, and let the caller scrub it from the dumps.
+        raise SecretInConfig(
+            "cache.url_env takes the NAME of an environment variable (e.g. JUDGEBIAS_REDIS_URL) that holds the "
+            "Redis URL, not the URL itself; the value was removed from this run's saved config",
+            config.cache.url_env,
+        )
+
+
+def check_judge(judge: JudgeConfig) -> None:
+    """The settings one judge's backend needs in range."""
+    if judge.backend == BackendKind.openai:
+        _check_openai(judge)
+    elif judge.backend == BackendKind.scripted:
+        if judge.strategy not in set(Strategy):
+            raise UserError(
+                f"judge {judge.name!r}: judge.strategy={judge.strategy!r} is not a scripted strategy "
+                "(use always_a, longer, noisy or formatted)"
+            )
+        if not 0.0 <= judge.first_bias <= 1.0:
+            raise UserError(f"judge {judge.name!r}: judge.first_bias={judge.first_bias} must be within [0, 1]")
+        if not 0.0 <= judge.style_bias <= 1.0:
+            raise UserError(f"judge {judge.name!r}: judge.style_bias={judge.style_bias} must be within [0, 1]")
+
+
+def check_batch(judge: JudgeConfig, cache_mode: CacheMode) -> None:
+    """Batch modes need a judge whose replies are cached, and numbers in range."""
+    if judge.mode == JudgeMode.live:
+        return
+    where = f"judge {judge.name!r}: judge.mode={judge.mode}"
+    if judge.backend != BackendKind.openai:
+        raise UserError(f"{where} needs an OpenAI-compatible judge (backend=openai), not backend={judge.backend}")
+    if cache_mode in (CacheMode.off, CacheMode.only):
+        raise UserError(f"{where} fills the cache, so it needs cache.mode=use or refresh (not {cache_mode})")
+    if judge.batch_size < 1 or judge.batch_poll_seconds <= 0:
+        raise UserError(f"{where}: judge.batch_size must be >= 1 and judge.batch_poll_seconds > 0")
+    if not 0.0 <= judge.batch_discount <= 1.0:
+        raise UserError(f"{where}: judge.batch_discount={judge.batch_discount} must be within [0, 1] (0.5: half price)")
+    if judge.mode == JudgeMode["import"] and not judge.batch_file:
+        raise UserError(f"{where} needs judge.batch_file=PATH (the batch's output file)")
+
+
+def _check_openai(judge: JudgeConfig) -> None:
+    """Numbers an HTTP judge needs in range: a negative backoff or quota would fail mid-run or silently mean none."""
+    if not judge.model:
+        raise UserError(f"judge {judge.name!r} needs judge.model (the model id the endpoint serves)")
+    if judge.max_retries < 0 or judge.timeout <= 0:
+        raise UserError(f"judge {judge.name!r}: judge.max_retries must be >= 0 and judge.timeout > 0")
+    for key, seconds in (("retry_backoff", judge.retry_backoff), ("retry_backoff_max", judge.retry_backoff_max)):
+        if seconds < 0:
+            raise UserError(f"judge {judge.name!r}: judge.{key}={seconds} must be >= 0 (seconds)")
+    for key, quota in (
+        ("requests_per_minute", judge.requests_per_minute),
+        ("tokens_per_minute", judge.tokens_per_minute),
+    ):
+        if quota is not None and quota <= 0:
+            raise UserError(f"judge {judge.name!r}: judge.{key}={quota} must be > 0, or null for no client-side limit")
+    if judge.max_tokens is not None and judge.max_tokens < 1:
+        raise UserError(f"judge {judge.name!r}: judge.max_tokens={judge.max_tokens} must be at least 1 (or null)")
+    if judge.max_wait < 0:
+        raise UserError(f"judge {judge.name!r}: judge.max_wait={judge.max_wait} must be >= 0 (seconds)")
+    for header, variable in judge.extra_headers.items():
+        if not ENV_VAR_NAME.fullmatch(str(variable)):
+            raise SecretInConfig(
+                f"judge {judge.name!r}: judge.extra_headers.{header} takes the NAME of an environment variable "
+                "holding the header's value, not the value itself; the value was removed from this run's saved config",
+                str(variable),
+            )
+    _check_reasoning(judge)
+    if judge.api_key_env is not None and not ENV_VAR_NAME.fullmatch(judge.api_key_env):
+        # Most likely the key itself: never echo it, and let the caller scrub it from Hydra's config dumps.
+        raise SecretInConfig(
+            f"judge {judge.name!r}: judge.api_key_env takes the NAME of an environment variable (e.g. "
+            "OPENAI_API_KEY), not the key itself; the value was removed from this run's saved config",
+            judge.api_key_env,
+        )
+
+
+def is_reasoning_model(judge: JudgeConfig) -> bool:
+    """A judge named as OpenAI's reasoning models (o-series, gpt-5 family), which refuse sampling settings."""
+    return bool(REASONING_MODEL.search((judge.model or "").lower()))
+
+
+def _check_reasoning(judge: JudgeConfig) -> None:
+    """What OpenAI's reasoning models answer 400 to, caught before the first call instead of mid-run."""
+    if not is_reasoning_model(judge):
+        return
+    refused = [
+        f"judge.{key}={value}"
+        for key, value, allowed in (
+            ("temperature", judge.temperature, (None, 1, 1.0)),
+            ("top_p", judge.top_p, (None, 1, 1.0)),
+            ("logprobs", judge.logprobs, (False,)),
+            ("max_tokens_param", str(judge.max_tokens_param), (TokenBudgetParam.max_completion_tokens,)),
+        )
+        if value not in allowed
+    ]
+    if refused:
+        raise UserError(
+            f"judge {judge.name!r} ({judge.model}) is a reasoning model, which refuses {', '.join(refused)}: set "
+            "judge.temperature=null judge.top_p=null judge.logprobs=false judge.max_tokens_param=max_completion_tokens "
+            "(as the gpt5, gpt5_mini and o4_mini presets do)"
+        )

@@ -1,0 +1,208 @@
+"""Typed config schemas: every YAML option in the packaged conf/ is checked against these, so a typo or a wrong type fails early.
+
+Each dataclass mirrors one config group. The config holds the *name* of an API key's env var, never the key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+MISSING: Any = "???"  # OmegaConf's marker of a value that must be given (the same string, without importing it)
+
+
+class BackendKind(StrEnum):
+    """What answers a judge's calls (`judge.backend`)."""
+
+    openai = "openai"  # any OpenAI-compatible endpoint
+    scripted = "scripted"  # a fixed offline rule
+    replay = "replay"  # replies a real judge once wrote
+
+
+class Strategy(StrEnum):
+    """A scripted judge's rule (`judge.strategy`)."""
+
+    always_a = "always_a"
+    longer = "longer"
+    noisy = "noisy"
+    formatted = "formatted"
+
+
+class LabelStyle(StrEnum):
+    """How the two answers are labelled in the prompt (`rubric.labels`)."""
+
+    letters = "letters"  # A/B
+    numbers = "numbers"  # 1/2
+    tags = "tags"  # random per call, seeded, recorded
+
+
+class ParserStyle(StrEnum):
+    """How a reply is read (`rubric.parser`)."""
+
+    label = "label"
+    brackets = "brackets"
+    llmbar = "llmbar"
+    pandalm = "pandalm"
+
+
+class CacheMode(StrEnum):
+    """How the reply cache is used (`cache.mode`)."""
+
+    use = "use"
+    refresh = "refresh"  # call again, overwrite
+    off = "off"
+    only = "only"  # fail on a miss
+
+
+class CacheBackend(StrEnum):
+    """Where replies are stored (`cache.backend`)."""
+
+    disk = "disk"  # a folder on this machine (diskcache)
+    redis = "redis"  # a Redis server every process and node of a sweep can reach
+
+
+# `import` is a Python keyword: the functional form gives the member that name, so `judge.mode=import` composes.
+JudgeMode = StrEnum("JudgeMode", [("live", "live"), ("batch", "batch"), ("export", "export"), ("import", "import")])
+JudgeMode.__doc__ = "How a judge's missing calls are made (`judge.mode`): live, or by batch (docs/batch.md)."
+
+
+class ProgressMode(StrEnum):
+    """When the progress line is drawn (`progress`)."""
+
+    auto = "auto"  # only on a terminal
+    on = "on"
+    off = "off"
+
+
+class TokenBudgetParam(StrEnum):
+    """The request body field that carries `judge.max_tokens` (`judge.max_tokens_param`)."""
+
+    max_tokens = "max_tokens"  # chat models, most OpenAI-compatible servers
+    max_completion_tokens = "max_completion_tokens"  # OpenAI's reasoning models (and every OpenAI model since)
+
+
+class ReasoningEffort(StrEnum):
+    """How much a reasoning model thinks before it answers (`judge.reasoning_effort`)."""
+
+    minimal = "minimal"
+    low = "low"
+    medium = "medium"
+    high = "high"
+
+
+@dataclass
+class JudgeConfig:
+    """One judge: which backend answers the calls, and every setting that can change its reply."""
+
+    backend: BackendKind = MISSING
+    name: str = MISSING  # shown in outputs; for replay, the recorded judge configuration to replay
+    model: str | None = None  # model id sent to an OpenAI-compatible endpoint
+    base_url: str | None = None  # null = OpenAI's own endpoint
+    api_key_env: str | None = "OPENAI_API_KEY"  # env var holding the key, read at call time; null = no key
+    temperature: float | None = 0.0  # null = not sent (reasoning models refuse anything but their default)
+    max_tokens: int | None = 16  # the reply's token budget (hidden reasoning tokens included); null = not sent
+    max_tokens_param: TokenBudgetParam = TokenBudgetParam.max_tokens  # the body field carrying max_tokens
+    seed: int | None = 0  # null = not sent
+    top_p: float | None = None  # null = not sent
+    logprobs: bool = False  # ask for label log-probabilities (soft verdicts); part of the cache key
+    reasoning_effort: ReasoningEffort | None = None  # reasoning models only; part of the cache key; null = not sent
+    extra_body: dict[str, Any] = field(default_factory=dict)  # provider-specific body fields; part of the cache key
+    extra_headers: dict[str, str] = field(default_factory=dict)  # header -> NAME of the env var holding its value
+    timeout: float = 60.0  # seconds per request; not part of the cache key
+    max_retries: int = 6  # attempts after the first; not part of the cache key
+    retry_backoff: float = 0.5  # first exponential backoff in seconds (a server's announced wait takes precedence)
+    retry_backoff_max: float = 30.0
+    max_wait: float = 300.0  # seconds of long announced waits (e.g. a per-minute window) one call waits out
+    requests_per_minute: float | None = None  # client-side quota, so a run stays under a known limit
+    tokens_per_minute: float | None = None
+    price_input_per_mtok: float = 0.0  # USD per million prompt tokens
+    price_output_per_mtok: float = 0.0  # USD per million completion tokens
+    family: str | None = None  # model family, to flag self-preference when items name their models
+    strategy: Strategy | None = None  # scripted judges only
+    first_bias: float = 0.0  # scripted "noisy": probability of picking the first-shown answer regardless
+    style_bias: float = 0.0  # scripted "formatted": probability of picking the more formatted answer regardless
+    run: str | None = None  # replay: which recorded run (e.g. "repetition1"); null = the main run
+    # Batch mode (docs/batch.md); none of these enters the cache key: a reply is the same however it was fetched.
+    mode: JudgeMode = JudgeMode.live  # live | batch (Batch API) | export (write a batch file) | import (read one)
+    batch_size: int = 50_000  # lines per batch at most (OpenAI's limit; files are also kept under 200 MB)
+    batch_poll_seconds: float = 30.0  # seconds between status checks while waiting
+    batch_wait: bool = True  # false: submit, print how to collect, exit 75
+    batch_discount: float = 0.5  # batched calls cost this fraction of the live price
+    batch_file: str | None = None  # judge.mode=import: the OpenAI-format output file to load
+
+
+@dataclass
+class RubricConfig:
+    """The prompt the judge sees, the labels it is shown, and how its reply is read."""
+
+    name: str = MISSING
+    system: str = MISSING
+    user: str = MISSING  # template with {question}, {context}, {first}, {second}, {label_first}, ...
+    labels: LabelStyle = LabelStyle.letters
+    parser: ParserStyle = ParserStyle.label
+    tie_label: str = "tie"  # what the judge writes for a tie
+    reply_format: str = "{label}"  # how a scripted judge phrases its choice
+
+
+@dataclass
+class NormalizeConfig:
+    """Answer normalisation before judging; a normalised run is a different experiment with its own cache keys."""
+
+    strip: bool = False  # strip surrounding whitespace and a markdown fence around the whole answer
+    truncate_words: int | None = None  # cut both answers to this many words
+    strip_markdown: bool = False  # render both answers as plain text (the remedy for a judge that rewards form)
+
+
+@dataclass
+class DataConfig:
+    """A dataset: a JSONL file of items, found under `root` when the path is relative."""
+
+    name: str = MISSING
+    path: str = MISSING  # JSONL file; relative paths resolve against `root` (or the launch directory)
+    root: str | None = (
+        None  # "embedded" (in the package), "shared" ($JUDGEBIAS_DATA_ROOT), a folder, or null (launch folder)
+    )
+    judgments: str | None = None  # recorded judge replies for judge=replay (JSONL beside the items)
+    limit: int | None = None  # judge only the first N items
+    normalize: NormalizeConfig = field(default_factory=NormalizeConfig)
+
+
+@dataclass
+class CacheConfig:
+    """The cache of judge replies, shared by every run and sweep job (on this machine, or through Redis)."""
+
+    dir: str = MISSING  # the disk cache; with Redis, the node's outbox for replies Redis missed
+    mode: CacheMode = CacheMode.use
+    backend: CacheBackend = CacheBackend.disk
+    url_env: str = "JUDGEBIAS_REDIS_URL"  # NAME of the env var holding the Redis URL (never the URL itself)
+
+
+@dataclass
+class BootstrapConfig:
+    """The item bootstrap behind every interval."""
+
+    resamples: int = 1000
+    seed: int = 0
+
+
+@dataclass
+class Config:
+    """A whole run: one judge (or an ensemble), one rubric, one dataset, and run settings."""
+
+    judge: JudgeConfig = MISSING
+    rubric: RubricConfig = MISSING
+    data: DataConfig = MISSING
+    ensemble: dict[str, JudgeConfig] = field(default_factory=dict)  # several judges, one verdict
+    max_concurrency: int = 16
+    cache: CacheConfig = field(default_factory=CacheConfig)
+    bootstrap: BootstrapConfig = field(default_factory=BootstrapConfig)
+    agreement_threshold: float = 0.75  # warn when human agreement is below this
+    dry_run: bool = False  # render prompts and count cache misses; call nothing
+    progress: ProgressMode = ProgressMode.auto
+    report: bool = True  # write report.html
+
+
+def judges_of(config: Config) -> dict[str, JudgeConfig]:
+    """The run's judges: the ensemble when one is configured, else the single `judge`."""
+    return dict(config.ensemble) if config.ensemble else {config.judge.name: config.judge}

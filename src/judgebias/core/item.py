@@ -1,0 +1,28 @@
+"""The item: one question and two answers to compare, as read from a dataset line. Pure data."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from judgebias.core.style import Style
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One pairwise comparison. `a` is ans1 (model 1), `b` is ans2; `extra` keeps every other field.
+
+    Slotted: a run keeps every item in memory, and a per-instance dict cost more than the item's own fields.
+    """
+
+    id: str
+    question: str
+    a: str
+    b: str
+    human: str | None = None  # "1" | "2" | "tie"
+    human_votes: tuple[str, ...] = ()
+    model_a: str | None = None
+    model_b: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+    style_a: Style | None = None  # formatting of a as written (kept when data.normalize.strip_markdown removes it)
+    style_b: Style | None = None

@@ -1,0 +1,30 @@
+"""A reply read in the view it answered: its positional verdict, each distinct reply parsed once per process.
+
+Short replies (a label rubric's few strings) and replies cut off at max_tokens are remembered: the live backend
+reads a cut-off reply to decide whether to retry it, and the runner reads the same reply again for its verdict.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from judgebias.config.schema import RubricConfig
+from judgebias.core.parsing import parse_reply
+from judgebias.core.prompt import Shown
+from judgebias.core.record import Reply
+
+SHORT_REPLY = 64  # replies up to this length are parsed once and remembered
+
+
+def read_reply(reply: Reply, view: Shown, rubric: RubricConfig) -> str:
+    """The positional verdict of `reply`: "A" (first shown), "B" (second shown), "tie" or "invalid"."""
+    labels = (view.label_first, view.label_second)
+    text = reply.text
+    if text is not None and (len(text) <= SHORT_REPLY or reply.finish_reason == "length"):
+        return _parse_remembered(text, str(rubric.parser), labels, rubric.tie_label)
+    return parse_reply(text, style=rubric.parser, labels=labels, tie_label=rubric.tie_label)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_remembered(text: str, style: str, labels: tuple[str, str], tie_label: str) -> str:
+    return parse_reply(text, style=style, labels=labels, tie_label=tie_label)

@@ -1,0 +1,295 @@
+"""Calls and results: one judge call (Request, Reply), what one judge decided about one item (CallResult,
+ItemResult), and the JSON contracts other tools read (VerdictLine, Summary).
+
+Pure data. Backends answer Requests, the runner builds results, metrics read them; nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, TypedDict
+
+from judgebias.core.item import Item
+from judgebias.core.prompt import Shown
+from judgebias.core.style import Style
+
+
+@dataclass(frozen=True)
+class Request:
+    """One judge call: the item, what is shown in which order, and the rendered chat messages."""
+
+    item: Item
+    view: Shown
+    messages: list[dict[str, str]]
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What came back from one call."""
+
+    text: str | None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    model: str | None = None
+    finish_reason: str | None = None
+    probs: dict[str, float] | None = None  # label text -> probability, when log-probabilities were returned
+
+    def to_json(self) -> dict[str, Any]:
+        """The cached form (JSON text in the cache, never pickle)."""
+        return {
+            "text": self.text,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "model": self.model,
+            "finish_reason": self.finish_reason,
+            "probs": self.probs,
+        }
+
+    @staticmethod
+    def from_json(value: dict[str, Any]) -> Reply:
+        """Rebuild a cached reply."""
+        return Reply(
+            text=value.get("text"),
+            prompt_tokens=int(value.get("prompt_tokens") or 0),
+            completion_tokens=int(value.get("completion_tokens") or 0),
+            model=value.get("model"),
+            finish_reason=value.get("finish_reason"),
+            probs=value.get("probs"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class CallResult:
+    """One judge call in one order, after parsing."""
+
+    label: str  # positional: "A" | "B" | "tie" | "invalid" | "error"
+    raw: str | None  # the reply text (None when the call failed)
+    cached: bool  # answered from the disk cache, no request sent
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    model: str | None = None  # the model id the server reported
+    error: str | None = None  # why the call failed after its retries ("error" label only)
+    probs: dict[str, float] | None = None  # positional label -> probability, when logprobs were returned
+    tag_first: str | None = None  # the label shown for the first answer (recorded for random tags)
+    tag_second: str | None = None
+    offline: bool = False  # answered by a judge that sends no request (scripted, replay)
+    batched: bool = False  # answered by a batch collected in this run (priced at judge.batch_discount)
+
+    def without_reply(self) -> CallResult:
+        """This call without its reply text (written out already): what the metrics keep in memory.
+
+        Built field by field: `dataclasses.replace` introspects the class on every call, twice the cost (a field
+        added to the class must be added here too: tests/unit/test_record.py fails until it is).
+        """
+        return CallResult(
+            label=self.label,
+            raw=None,
+            cached=self.cached,
+            prompt_tokens=self.prompt_tokens,
+            completion_tokens=self.completion_tokens,
+            model=self.model,
+            error=self.error,
+            probs=self.probs,
+            tag_first=self.tag_first,
+            tag_second=self.tag_second,
+            offline=self.offline,
+            batched=self.batched,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ItemResult:
+    """One item judged twice (or once, for one-order recordings): the row of verdicts.jsonl."""
+
+    id: str
+    verdict: str  # "1" | "2" | "tie" | "error"
+    call1: str  # positional reply with a shown first
+    call2: str | None  # positional reply with b shown first, NOT translated; None when that order does not exist
+    consistent: bool | None  # both orders agree after translation; None when not measurable
+    human: str | None = None  # "1" | "2" | "tie" | None
+    human_votes: tuple[str, ...] = ()  # individual annotator votes in the item frame
+    model_a: str | None = None
+    model_b: str | None = None
+    chars_a: int = 0
+    chars_b: int = 0
+    words_a: int = 0
+    words_b: int = 0
+    soft: float | None = None  # P(a preferred), averaged over both orders, from logprobs
+    style_a: Style | None = None  # markdown features of a as written (None: not recorded)
+    style_b: Style | None = None
+    calls: tuple[CallResult, ...] = field(default=(), compare=False)  # the calls behind call1/call2
+
+    def without_replies(self) -> ItemResult:
+        """The row with its calls' reply texts dropped (written out already): what the metrics keep in memory."""
+        return ItemResult(
+            id=self.id,
+            verdict=self.verdict,
+            call1=self.call1,
+            call2=self.call2,
+            consistent=self.consistent,
+            human=self.human,
+            human_votes=self.human_votes,
+            model_a=self.model_a,
+            model_b=self.model_b,
+            chars_a=self.chars_a,
+            chars_b=self.chars_b,
+            words_a=self.words_a,
+            words_b=self.words_b,
+            soft=self.soft,
+            style_a=self.style_a,
+            style_b=self.style_b,
+            calls=tuple(call.without_reply() for call in self.calls),
+        )
+
+
+# JSON contracts. Keys and their meaning are fixed (other tools read them): add keys, never rename them.
+# total=False: a key is absent when its figure does not apply (no human labels, one order, no ensemble, ...).
+
+Interval = list[float | None]  # [low, high] of a bootstrap interval; [None, None] when not measurable
+
+
+class CallFields(TypedDict, total=False):
+    """One judge's calls on one item, as a verdicts.jsonl line (or an ensemble line's `judges` entry) holds them."""
+
+    call1: str  # positional reply with a shown first: "A" | "B" | "tie" | "invalid" | "error"
+    call2: str | None  # with b shown first, NOT translated; null when that order does not exist
+    consistent: bool | None
+    pick1: str | None  # call1 read in the item's frame: "a" | "b" | "tie" | "invalid" | "error"
+    pick2: str | None  # call2 read in the item's frame (translated back): "a" | "b" | ...; null when absent
+    raw1: str | None
+    raw2: str | None
+    cached1: bool | None
+    cached2: bool | None
+    error1: str
+    error2: str
+    probs1: dict[str, float]
+    probs2: dict[str, float]
+    labels1: list[str | None]  # the random tags shown (rubric.labels=tags)
+    labels2: list[str | None]
+    verdict: str  # in an ensemble line's `judges` entries: that judge's own verdict
+
+
+class VerdictLine(CallFields, total=False):
+    """One line of verdicts.jsonl: one item's verdict and the calls behind it."""
+
+    id: str  # (`verdict`, "1" | "2" | "tie" | "error", and the call fields come from CallFields)
+    winner: str  # the verdict read in the item's frame: "a" | "b" | "tie" | "error"
+    human: str
+    human_votes: list[str]
+    model_a: str | None
+    model_b: str | None
+    chars_a: int
+    chars_b: int
+    words_a: int
+    words_b: int
+    style_a: dict[str, int]  # markdown feature counts of a as written (style.FEATURES)
+    style_b: dict[str, int]
+    soft: float
+    judges: dict[str, CallFields]  # ensemble runs: every judge's calls and verdict
+
+
+class SelfPreference(TypedDict):
+    """How often the judge prefers answers of its own model family, where one answer is its family's."""
+
+    family: str
+    n: int
+    own_win_rate: float | None
+
+
+class Summary(TypedDict, total=False):
+    """summary.json: the run's identity, every figure (with `ci` intervals), cost and notes."""
+
+    # identity
+    status: str  # "ok" | "errors" | "failed"
+    error: str  # a failed job's reason
+    judge: str | None  # the judge's name, or "ensemble"
+    rubric: str | None
+    data: str | None
+    ensemble: list[str]
+    # counts
+    n_items: int
+    n_scored: int
+    orders: int
+    scored_note: str
+    n_errors: int
+    errors_call1: int
+    errors_call2: int
+    n_invalid: int
+    calls_total: int
+    calls_cached: int
+    calls_live: int  # requests answered by an endpoint in this run (not cached, not failed)
+    calls_offline: int  # calls answered by a judge that sends no request (scripted, replay)
+    calls_batched: int  # of calls_live: answered by a batch collected in this run
+    batches: list[dict[str, Any]]  # each batch this run submitted or collected: id, status, total, completed, failed
+    prompt_tokens: int
+    completion_tokens: int
+    wins: int
+    losses: int
+    ties: int
+    # rates
+    win_rate: float | None
+    decisive_win_rate: float | None
+    position_consistency: float | None
+    position_consistency_n: int
+    position_consistency_note: str
+    flip_rate: float | None
+    residual_flip_rate: float | None
+    biased_first: float | None
+    biased_second: float | None
+    preference_score: float | None
+    preference_score_n: int
+    win_rate_consistent: float | None
+    win_rate_consistent_n: int
+    first_position_n: int
+    first_position_k: int
+    first_position_p: float | None
+    win_rate_pooled: float | None
+    win_rate_pooled_n: int
+    longer_wins: float | None
+    longer_wins_n: int
+    length_verdict_corr: float | None
+    length_controlled_win_rate: float | None
+    length_controlled_n: int
+    length_controlled_note: str
+    length_note: str
+    styled_wins: float | None
+    styled_wins_n: int
+    style_controlled_win_rate: float | None
+    style_controlled_n: int
+    style_controlled_note: str
+    style_coefficients: dict[str, float]  # covariate ("length", a style feature) -> log-odds per SD
+    style_note: str
+    soft_win_rate: float | None
+    soft_n: int
+    soft_note: str
+    human_agreement: float | None
+    human_agreement_n: int
+    human_agreement_decisive: float | None
+    human_agreement_decisive_n: int
+    cohen_kappa: float | None
+    cohen_kappa_n: int
+    agreement_threshold: float
+    agreement_warning: bool
+    agreement_message: str | None
+    human_vote_agreement: float | None
+    human_vote_agreement_n: int
+    human_vote_agreement_no_ties: float | None
+    human_vote_agreement_no_ties_n: int
+    human_human_agreement: float | None
+    human_human_agreement_n: int
+    self_preference: SelfPreference
+    ci: dict[str, Interval]  # figure name -> its bootstrap interval
+    bootstrap_resamples: int
+    bootstrap_seed: int
+    judges: dict[str, Summary]  # ensemble runs: each judge's own figures
+    # cost and provenance of the figures
+    cost_usd: float
+    saved_usd: float
+    models_reported: list[str]
+    normalization: dict[str, Any]
+    labels: str
+    failed_calls: int
+    retries: int  # requests retried (live judges)
+    timeouts: int  # of those, retried after a client-side timeout: possibly billed twice
+    judging_seconds: float
+    notes: list[str]

@@ -1,0 +1,955 @@
+"""A local stand-in for an OpenAI-compatible judge: a chat-completions server with no dependencies.
+
+It exists so that the tests, the benchmarks and anyone trying judgebias without an API key can run the
+real client (the official ``openai`` SDK, over real HTTP) against a judge whose decisions are known in
+advance. The judge reads the two fenced answers of the prompt and decides by a fixed policy; latency,
+rate limits and faults (429, 500, hangs, reset connections, truncated replies, exhausted quota) can be
+switched on, deterministically, to exercise the client's retries and error handling. It can also behave as
+the judges and gateways people put in front of it: a reasoning model that refuses what OpenAI's refuse and spends
+hidden reasoning tokens out of the budget, replies that think aloud (``<think>``) or in a separate field, the
+wait headers of a gateway or of OpenAI's rate limiter, and a gateway's errors (the status in the body).
+
+Endpoints: ``POST /v1/chat/completions``, ``GET /v1/models``, ``GET /v1/models/{id}``, ``GET /stats``
+(counters, as JSON) and ``POST /reset`` (zero the counters); the Batch API's files and batches are in
+:mod:`judgebias.devserver.batch`.
+
+Use it in-process with :func:`start_server`, or from a shell::
+
+    python -m judgebias.devserver --port 8000 --policy longer --latency 0.1 --rate-limit 100
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import json
+import math
+import re
+import signal
+import socket
+import socketserver
+import struct
+import sys
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, fields, replace
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import FrameType, TracebackType
+from typing import Any, Final, cast
+
+from judgebias.devserver.batch import BatchApi, BatchOptions, add_batch_arguments, batch_options, dumps, unit
+
+__all__ = [
+    "POLICIES",
+    "RunningServer",
+    "ServerOptions",
+    "find_answers",
+    "main",
+    "options_from_args",
+    "start_server",
+]
+
+POLICIES: Final = ("longer", "first", "second", "hash", "tie")
+THINK_STYLES: Final = ("none", "inline", "field")  # no thinking; <think>...</think> in the reply; reasoning_content
+WAIT_STYLES: Final = ("openai", "litellm", "reset")  # how a 429 announces its wait (see _wait_headers)
+ERROR_STYLES: Final = ("openai", "gateway")  # gateway: the status in the body's code, LiteLLM's auth errors
+REASONING_TOKENS: Final = {"minimal": 16, "low": 128, "medium": 512, "high": 2048}  # hidden tokens spent per effort
+DEFAULT_MODEL: Final = "judgebias-dev"
+NO_ANSWERS_REPLY: Final = "I cannot find two answers."
+MAX_BODY_BYTES: Final = 16 * 1024 * 1024
+
+_BLOCK = re.compile(
+    r"\[The Start of Answer (?P<label>[^\[\]\n]+?) *\u00b7 *(?P<nonce>[0-9a-fA-F]{8})\]\n?"
+    r"(?P<text>.*?)"
+    r"\n?\[The End of Answer (?P=label) *\u00b7 *(?P=nonce)\]",
+    re.DOTALL,
+)
+_WORD = re.compile(r"\s*\S+")
+_P_CHOSEN: Final = math.log(0.8)
+_P_OTHER: Final = math.log(0.15)
+_P_TIE: Final = math.log(0.05)
+_P_TIED_LABEL: Final = math.log(0.1)
+_P_PLAIN_TOKEN: Final = -0.01
+_FAULTS: Final = ("p429", "p500", "phang", "preset", "ptruncate")
+_FAULT_COUNTERS: Final = (*_FAULTS, "fail_first_n", "quota_exhausted", "rate_limit")
+
+
+@dataclass(frozen=True)
+class ServerOptions:
+    """How the stand-in judge decides and misbehaves; every field has a safe, fast default."""
+
+    policy: str = "longer"
+    first_bias: float = 0.0
+    latency: float = 0.0
+    rate_limit: float | None = None
+    api_key: str | None = None
+    served_model: str | None = None
+    allowed_models: tuple[str, ...] = ()
+    p429: float = 0.0
+    p500: float = 0.0
+    phang: float = 0.0
+    preset: float = 0.0
+    ptruncate: float = 0.0
+    fail_first_n: int = 0
+    quota_exhausted: bool = False
+    fault_seed: int = 0
+    hang_seconds: float = 30.0
+    fault_retry_after: float = 0.05
+    reasoning_models: tuple[str, ...] = ()  # model ids that behave as OpenAI's reasoning models
+    think: str = "none"
+    wait_style: str = "openai"
+    error_style: str = "openai"
+    upstream_key_refused: bool = False  # every completion fails as a gateway's upstream credential would
+    batch: BatchOptions = field(default_factory=BatchOptions)  # the Batch API's timing and faults
+    host: str = "127.0.0.1"
+    port: int = 0
+
+    def __post_init__(self) -> None:
+        """Reject settings that would make the server's behaviour ill-defined."""
+        if self.policy not in POLICIES:
+            raise ValueError(f"policy must be one of {', '.join(POLICIES)}, got {self.policy!r}")
+        for name, allowed in (("think", THINK_STYLES), ("wait_style", WAIT_STYLES), ("error_style", ERROR_STYLES)):
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {getattr(self, name)!r}")
+        for name in ("first_bias", *_FAULTS):
+            value = getattr(self, name)
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"{name} must be a fraction in [0, 1], got {value!r}")
+        if sum(getattr(self, name) for name in _FAULTS) > 1.0 + 1e-9:
+            raise ValueError("the fault fractions p429 + p500 + phang + preset + ptruncate must not exceed 1")
+        if self.rate_limit is not None and not self.rate_limit > 0:
+            raise ValueError(f"rate_limit must be positive (or None for no limit), got {self.rate_limit!r}")
+        for name in ("latency", "hang_seconds", "fault_retry_after"):
+            if not getattr(self, name) >= 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)!r}")
+        if self.fail_first_n < 0:
+            raise ValueError(f"fail_first_n must be >= 0, got {self.fail_first_n!r}")
+        if not 0 <= self.port <= 65535:
+            raise ValueError(f"port must be in [0, 65535], got {self.port!r}")
+
+    @property
+    def model_ids(self) -> tuple[str, ...]:
+        """The model ids listed by /v1/models."""
+        if self.served_model is not None:
+            return (self.served_model,)
+        return self.allowed_models or (DEFAULT_MODEL,)
+
+
+@dataclass(frozen=True)
+class _Reply:
+    """A decided reply: the tokens it is made of, and which token carries the verdict."""
+
+    tokens: tuple[str, ...]
+    verdict_index: int | None = None
+    verdict_top: tuple[tuple[str, float], ...] = ()
+    thinking: str = ""  # the reasoning a thinking model writes first (it names both labels before deciding)
+
+
+class _TokenBucket:
+    """Admits `rate` requests per second with bursts of about rate/10 (at least 1)."""
+
+    def __init__(self, rate: float) -> None:
+        self.rate = rate
+        self.capacity = max(1.0, rate / 10.0)
+        self.tokens = self.capacity
+        self.stamp = time.monotonic()
+
+    def take(self) -> float:
+        """Take a slot: 0.0 when admitted, else the seconds until a slot is free (caller holds the lock)."""
+        now = time.monotonic()
+        self.tokens = min(self.capacity, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.tokens >= 1.0:
+            self.tokens -= 1.0
+            return 0.0
+        return (1.0 - self.tokens) / self.rate
+
+    def window(self) -> tuple[int, float]:
+        """Requests left now, and the seconds until the next one is admitted (caller holds the lock)."""
+        return int(self.tokens), max(0.0, (1.0 - self.tokens) / self.rate)
+
+
+class _State:
+    """Counters and admission state shared by all handler threads, guarded by one lock."""
+
+    def __init__(self, options: ServerOptions) -> None:
+        self.options = options
+        self.lock = threading.Lock()
+        self.stopping = threading.Event()
+        self.started = int(time.time())
+        self.batch = BatchApi(options.batch, self.answer, options.allowed_models)
+        self._zero()
+
+    def _zero(self) -> None:
+        self.requests = 0
+        self.other_requests = 0
+        self.completions_ok = 0
+        self.by_status: dict[int, int] = {}
+        self.faults = dict.fromkeys(_FAULT_COUNTERS, 0)
+        self.per_body: dict[bytes, int] = {}
+        self.admitted_per_body: dict[bytes, int] = {}
+        self.with_auth = 0
+        self.without_auth = 0
+        self.auth_seen: set[bytes] = set()
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.serial = 0
+        self.timeline: list[dict[str, Any]] = []
+        rate = self.options.rate_limit
+        self.bucket = _TokenBucket(rate) if rate is not None else None
+
+    def reset(self) -> None:
+        """Zero every counter, forget the bodies seen (so fail_first_n starts over) and refill the bucket."""
+        with self.lock:
+            in_flight = self.in_flight
+            self._zero()
+            self.in_flight = in_flight
+
+    def answer(self, request: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """A batch line's status and body: what the live endpoint answers the same request, without faults."""
+        model = request.get("model")
+        if not isinstance(request.get("messages"), list) or not isinstance(model, str) or not model:
+            return 400, {"error": {"message": "The body needs 'model' and a 'messages' list.", "code": None}}
+        if self.options.allowed_models and model not in self.options.allowed_models:
+            message = f"The model `{model}` does not exist or you do not have access to it."
+            return 404, {"error": {"message": message, "type": "invalid_request_error", "code": "model_not_found"}}
+        with self.lock:
+            self.serial += 1
+            serial = self.serial
+        return 200, _completion(request, _decide(request, self.options), self.options, serial, truncate=False)
+
+    def snapshot(self) -> dict[str, Any]:
+        """The counters as JSON-ready data (the same dict GET /stats returns)."""
+        with self.lock:
+            return {
+                "requests": self.requests,
+                "completions_ok": self.completions_ok,
+                "by_status": {str(code): n for code, n in sorted(self.by_status.items())},
+                "faults": dict(self.faults),
+                "per_body": {digest.hex()[:16]: n for digest, n in self.per_body.items()},
+                "distinct_bodies": len(self.per_body),
+                "max_per_body": max(self.per_body.values(), default=0),
+                "with_auth": self.with_auth,
+                "without_auth": self.without_auth,
+                "distinct_auth": len(self.auth_seen),
+                "in_flight": self.in_flight,
+                "max_in_flight": self.max_in_flight,
+                "other_requests": self.other_requests,
+                "batch": self.batch.stats(),
+            }
+
+
+class _Server(ThreadingHTTPServer):
+    """A threading HTTP/1.1 server that knows its state and can drop its open connections on stop."""
+
+    daemon_threads = True
+    request_queue_size = 256
+
+    def __init__(self, options: ServerOptions) -> None:
+        self.state = _State(options)
+        self.connections: set[socket.socket] = set()
+        self.connections_lock = threading.Lock()
+        super().__init__((options.host, options.port), _Handler)
+
+    def server_bind(self) -> None:
+        """Bind without the reverse DNS lookup HTTPServer does (it can stall on some machines)."""
+        socketserver.TCPServer.server_bind(self)
+        host, port = self.server_address[:2]
+        self.server_name = str(host)
+        self.server_port = int(port)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Stay quiet about clients that went away; report anything else."""
+        error = sys.exc_info()[1]
+        if isinstance(error, OSError | ValueError):
+            return
+        super().handle_error(request, client_address)
+
+    def drop_connections(self) -> None:
+        """Shut down every open connection so that idle keep-alive handler threads end."""
+        with self.connections_lock:
+            connections = list(self.connections)
+            self.connections.clear()
+        for conn in connections:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """One keep-alive connection: routes requests and writes whole responses in one send."""
+
+    protocol_version = "HTTP/1.1"
+    server_version = "judgebias-devserver"
+    _status = 0  # the status of the last whole response sent on this connection (0: none)
+    _retry_after: float | None = None  # the retry-after-ms it carried, in seconds
+
+    @property
+    def _server(self) -> _Server:
+        return cast(_Server, self.server)
+
+    def setup(self) -> None:
+        super().setup()
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        with self._server.connections_lock:
+            self._server.connections.add(self.connection)
+
+    def finish(self) -> None:
+        with self._server.connections_lock:
+            self._server.connections.discard(self.connection)
+        with contextlib.suppress(OSError):
+            super().finish()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """No per-request logging: the benchmarks send hundreds of requests per second."""
+
+    def do_GET(self) -> None:
+        path = self.path.split("?", 1)[0].rstrip("/")
+        if path == "/stats":
+            self._send_json(200, self._server.state.snapshot())
+        elif path.startswith("/v1/"):
+            self._v1_other(path, "GET", b"")
+        else:
+            self._send_error(404, f"Unknown path {path!r}.", "invalid_request_error", "not_found")
+
+    def do_POST(self) -> None:
+        body = self._read_body()
+        if body is None:
+            return
+        path = self.path.split("?", 1)[0].rstrip("/")
+        if path == "/v1/chat/completions":
+            self._chat_completions(body)
+        elif path == "/reset":
+            self._server.state.reset()
+            self._send_json(200, {"reset": True})
+        elif path.startswith("/v1/"):
+            self._v1_other(path, "POST", body)
+        else:
+            self._send_error(404, f"Unknown path {path!r}.", "invalid_request_error", "not_found")
+
+    def _read_body(self) -> bytes | None:
+        """Read the whole request body (always, so the connection stays in step); None if one was sent."""
+        length_header = self.headers.get("Content-Length")
+        if self.headers.get("Transfer-Encoding") is not None or length_header is None:
+            self.close_connection = True
+            self._send_error(411, "A Content-Length header is required.", "invalid_request_error", None)
+            return None
+        try:
+            length = int(length_header)
+        except ValueError:
+            length = -1
+        if not 0 <= length <= MAX_BODY_BYTES:
+            self.close_connection = True
+            self._send_error(413, "Bad or too large Content-Length.", "invalid_request_error", None)
+            return None
+        return self.rfile.read(length)
+
+    def _v1_other(self, path: str, method: str, body: bytes) -> None:
+        state = self._server.state
+        with state.lock:
+            state.other_requests += 1
+        if not self._authorized(count=False):
+            return
+        batch = state.batch.handle(method, path, self.headers.get("Content-Type", ""), body)
+        if batch is not None:
+            self._send_bytes(*batch)
+            return
+        ids = state.options.model_ids
+        if method == "GET" and path == "/v1/models":
+            data = [{"id": m, "object": "model", "created": state.started, "owned_by": "judgebias"} for m in ids]
+            self._send_json(200, {"object": "list", "data": data})
+        elif method == "GET" and path.startswith("/v1/models/"):
+            model = path[len("/v1/models/") :]
+            if self._model_allowed(model):
+                self._send_json(
+                    200, {"id": model, "object": "model", "created": state.started, "owned_by": "judgebias"}
+                )
+            else:
+                self._model_not_found(model)
+        else:
+            self._send_error(404, f"Unknown path {path!r}.", "invalid_request_error", "not_found")
+
+    def _authorized(self, *, count: bool) -> bool:
+        """Check the bearer key (when one is configured); on failure a 401 has been sent."""
+        state = self._server.state
+        header = self.headers.get("Authorization")
+        if count:
+            with state.lock:
+                if header is None:
+                    state.without_auth += 1
+                else:
+                    state.with_auth += 1
+                    state.auth_seen.add(hashlib.sha256(header.encode("utf-8", "replace")).digest())
+        key = state.options.api_key
+        if key is None or header == f"Bearer {key}":
+            return True
+        if state.options.error_style == "gateway":  # LiteLLM without a database cannot look a wrong key up
+            self._completion_error(400, "No connected db.", "no_db_connection", None, count=count)
+            return False
+        message = (
+            "You didn't provide an API key." if header is None else "Incorrect API key provided."
+        ) + " (judgebias devserver)"
+        self._completion_error(401, message, "invalid_request_error", "invalid_api_key", count=count)
+        return False
+
+    def _model_allowed(self, model: str) -> bool:
+        allowed = self._server.state.options.allowed_models
+        return not allowed or model in allowed
+
+    def _model_not_found(self, model: str, *, count: bool = False) -> None:
+        message = f"The model `{model}` does not exist or you do not have access to it."
+        self._completion_error(404, message, "invalid_request_error", "model_not_found", count=count)
+
+    def _chat_completions(self, body: bytes) -> None:
+        state = self._server.state
+        options = state.options
+        digest = hashlib.sha256(body).digest()
+        with state.lock:
+            state.requests += 1
+            state.serial += 1
+            serial = state.serial
+            state.per_body[digest] = state.per_body.get(digest, 0) + 1
+            state.in_flight += 1
+            state.max_in_flight = max(state.max_in_flight, state.in_flight)
+        arrived = time.monotonic()
+        self._status, self._retry_after = 0, None
+        try:
+            if self._authorized(count=True):
+                self._admit_and_answer(body, digest, serial, options)
+        finally:
+            event = {
+                "body": digest.hex()[:16],
+                "arrived": arrived,
+                "done": time.monotonic(),
+                "status": self._status,
+                "retry_after": self._retry_after,
+            }
+            with state.lock:
+                state.in_flight -= 1
+                state.timeline.append(event)
+
+    def _admit_and_answer(self, body: bytes, digest: bytes, serial: int, options: ServerOptions) -> None:
+        state = self._server.state
+        if options.quota_exhausted:
+            self._fault("quota_exhausted")
+            message = "You exceeded your current quota, please check your plan and billing details."
+            self._completion_error(429, message, "insufficient_quota", "insufficient_quota")
+            return
+        if state.bucket is not None:
+            with state.lock:
+                wait = state.bucket.take()
+            if wait > 0:
+                self._fault("rate_limit")
+                headers = _wait_headers(wait, options.wait_style)
+                message = f"Rate limit reached for requests. Please try again in {math.ceil(wait * 1000)}ms."
+                self._completion_error(429, message, "requests", "rate_limit_exceeded", headers=headers)
+                return
+        try:
+            request = json.loads(body)
+        except (ValueError, UnicodeDecodeError):
+            self._completion_error(400, "The request body is not valid JSON.", "invalid_request_error", None)
+            return
+        if not isinstance(request, dict) or not isinstance(request.get("messages"), list):
+            message = "The request body must be a JSON object with a 'messages' list."
+            self._completion_error(400, message, "invalid_request_error", None)
+            return
+        model = request.get("model")
+        if not isinstance(model, str) or not model:
+            self._completion_error(400, "You must provide a model parameter.", "invalid_request_error", None)
+            return
+        if not self._model_allowed(model):
+            self._model_not_found(model, count=True)
+            return
+        if request.get("stream"):
+            message = "Streaming is not supported by the judgebias devserver."
+            self._completion_error(400, message, "invalid_request_error", None)
+            return
+        reasoning = model in options.reasoning_models
+        refused = _reasoning_refusal(request) if reasoning else None
+        if refused is not None:
+            self._completion_error(400, refused[0], "invalid_request_error", refused[1])
+            return
+        if options.upstream_key_refused:
+            message = (
+                "litellm.AuthenticationError: AuthenticationError: OpenAIException - Incorrect API key provided. "
+                "(judgebias devserver)"
+            )
+            self._completion_error(401, message, "authentication_error", None)
+            return
+
+        with state.lock:
+            attempt = state.admitted_per_body.get(digest, 0)
+            state.admitted_per_body[digest] = attempt + 1
+        if attempt < options.fail_first_n:
+            self._fault("fail_first_n")
+            self._server_error()
+            return
+        fault = _draw_fault(options, digest, attempt)
+        if fault is not None:
+            self._fault(fault)
+        if fault == "p429":
+            message = "Rate limit reached for requests (injected fault)."
+            headers = _retry_after_headers(options.fault_retry_after)
+            self._completion_error(429, message, "requests", "rate_limit_exceeded", headers=headers)
+            return
+        if fault == "p500":
+            self._server_error()
+            return
+        if options.latency > 0 and state.stopping.wait(options.latency):
+            return
+        if fault == "phang" and state.stopping.wait(options.hang_seconds):
+            return
+
+        reply = _decide(request, options)
+        spent = REASONING_TOKENS[request.get("reasoning_effort") or "medium"] if reasoning else 0
+        payload = _completion(request, reply, options, serial, truncate=fault == "ptruncate", reasoning_tokens=spent)
+        data = dumps(payload)
+        if fault == "preset":
+            self._send_partial_and_abort(data)
+            return
+        with state.lock:
+            state.completions_ok += 1
+            state.by_status[200] = state.by_status.get(200, 0) + 1
+            window = state.bucket.window() if state.bucket is not None and options.wait_style == "reset" else None
+        self._send_bytes(200, data, _window_headers(*window) if window is not None else ())
+
+    def _fault(self, name: str) -> None:
+        state = self._server.state
+        with state.lock:
+            state.faults[name] += 1
+
+    def _server_error(self) -> None:
+        message = "The server had an error while processing your request (injected fault)."
+        self._completion_error(500, message, "server_error", "server_error")
+
+    def _completion_error(
+        self,
+        status: int,
+        message: str,
+        type_: str,
+        code: str | None,
+        *,
+        headers: Iterable[tuple[str, str]] = (),
+        count: bool = True,
+    ) -> None:
+        if count:
+            state = self._server.state
+            with state.lock:
+                state.by_status[status] = state.by_status.get(status, 0) + 1
+        self._send_error(status, message, type_, code, headers=headers)
+
+    def _send_error(
+        self,
+        status: int,
+        message: str,
+        type_: str,
+        code: str | None,
+        *,
+        headers: Iterable[tuple[str, str]] = (),
+    ) -> None:
+        if self._server.state.options.error_style == "gateway":
+            code = str(status)  # LiteLLM puts the HTTP status in the body's code
+        error = {"error": {"message": message, "type": type_, "param": None, "code": code}}
+        self._send_bytes(status, dumps(error), headers)
+
+    def _send_json(self, status: int, payload: object) -> None:
+        self._send_bytes(status, dumps(payload))
+
+    def _head(self, status: int, length: int, headers: Iterable[tuple[str, str]] = ()) -> bytes:
+        try:
+            phrase = HTTPStatus(status).phrase
+        except ValueError:
+            phrase = ""
+        lines = [
+            f"{self.protocol_version} {status} {phrase}",
+            "Content-Type: application/json",
+            f"Content-Length: {length}",
+        ]
+        lines.extend(f"{name}: {value}" for name, value in headers)
+        if self.close_connection:
+            lines.append("Connection: close")
+        return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+    def _send_bytes(self, status: int, data: bytes, headers: Iterable[tuple[str, str]] = ()) -> None:
+        headers = tuple(headers)
+        self._status = status
+        self._retry_after = next(
+            (int(value.removesuffix("ms")) / 1000 for name, value in headers if name in _WAIT_MS_HEADERS), None
+        )
+        self.wfile.write(self._head(status, len(data), headers) + data)
+
+    def _send_partial_and_abort(self, data: bytes) -> None:
+        """Promise the whole body, send half of it, then drop the connection (a reset mid-response)."""
+        self.close_connection = True
+        self.wfile.write(self._head(200, len(data)) + data[: len(data) // 2])
+        try:
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
+_WAIT_MS_HEADERS: Final = ("retry-after-ms", "llm_provider-retry-after-ms", "x-ratelimit-reset-requests")
+
+
+def _wait_headers(wait: float, style: str) -> tuple[tuple[str, str], ...]:
+    """How a 429 announces its wait: OpenAI's retry-after(-ms), LiteLLM's llm_provider-retry-after(-ms), or
+    OpenAI's rate-limiter headers (no Retry-After: the requests window is used up and refills in a duration)."""
+    if style == "litellm":
+        return tuple((f"llm_provider-{name}", value) for name, value in _retry_after_headers(wait))
+    if style == "reset":
+        return _window_headers(0, wait)
+    return _retry_after_headers(wait)
+
+
+def _window_headers(remaining: int, reset: float) -> tuple[tuple[str, str], ...]:
+    """x-ratelimit-* headers of the requests window: requests left, and when it refills (a duration, e.g. "250ms")."""
+    return (
+        ("x-ratelimit-remaining-requests", str(remaining)),
+        ("x-ratelimit-reset-requests", f"{max(1, math.ceil(reset * 1000))}ms"),
+    )
+
+
+def _reasoning_refusal(request: dict[str, Any]) -> tuple[str, str] | None:
+    """What OpenAI's reasoning models answer 400 to (message, code), or None when the request is acceptable."""
+    if "max_tokens" in request:
+        return (
+            "Unsupported parameter: 'max_tokens' is not supported with this model. "
+            "Use 'max_completion_tokens' instead.",
+            "unsupported_parameter",
+        )
+    for name in ("temperature", "top_p"):
+        if name in request and request[name] != 1:
+            return (
+                f"Unsupported value: '{name}' does not support {request[name]} with this model. "
+                "Only the default (1) value is supported.",
+                "unsupported_value",
+            )
+    if request.get("logprobs") or "top_logprobs" in request:
+        return "Unsupported parameter: 'logprobs' is not supported with this model.", "unsupported_parameter"
+    effort = request.get("reasoning_effort")
+    if effort is not None and effort not in REASONING_TOKENS:
+        return (
+            f"Unsupported value: 'reasoning_effort' does not support {effort!r}; use one of "
+            f"{', '.join(REASONING_TOKENS)}.",
+            "unsupported_value",
+        )
+    return None
+
+
+def _retry_after_headers(wait: float) -> tuple[tuple[str, str], ...]:
+    """retry-after in whole seconds (rounded up) and retry-after-ms, never 0 so clients honour it."""
+    millis = max(1, math.ceil(wait * 1000))
+    return (("retry-after", str(max(1, math.ceil(wait)))), ("retry-after-ms", str(millis)))
+
+
+def _draw_fault(options: ServerOptions, digest: bytes, attempt: int) -> str | None:
+    """The injected fault for the `attempt`-th admitted request with this body (same seed, same faults)."""
+    fractions = [(name, float(getattr(options, name))) for name in _FAULTS]
+    if not any(p > 0 for _, p in fractions):
+        return None
+    u = unit(b"fault", str(options.fault_seed).encode(), digest, str(attempt).encode())
+    edge = 0.0
+    for name, p in fractions:
+        edge += p
+        if u < edge:
+            return name
+    return None
+
+
+def _text(content: object) -> str:
+    """The text of a message's content, whether a string or a list of content parts."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(
+            str(part.get("text", "")) for part in content if isinstance(part, dict) and part.get("type") == "text"
+        )
+    return ""
+
+
+def find_answers(prompt: str) -> tuple[tuple[str, str], tuple[str, str]] | None:
+    """The two fenced answers of a prompt, in the order shown, as (label, text); None unless exactly two.
+
+    A block closes only at the end marker with its own label and nonce, so an answer that quotes a
+    marker with another nonce stays whole.
+    """
+    blocks = [(m["label"], m["text"]) for m in _BLOCK.finditer(prompt)]
+    if len(blocks) != 2:
+        return None
+    return blocks[0], blocks[1]
+
+
+def _choose(options: ServerOptions, first: str, second: str) -> int | None:
+    """0 for the first-shown answer, 1 for the second, None for a tie, by the configured policy."""
+    policy = options.policy
+    if policy == "first":
+        return 0
+    if policy == "second":
+        return 1
+    if policy == "tie":
+        return None
+    if policy == "longer":
+        return 1 if len(second) > len(first) else 0
+    # Drawn from what is shown, not the request's bytes: a live call and a batch line get the same answer.
+    if options.first_bias > 0 and unit(b"first_bias", first.encode(), second.encode()) < options.first_bias:
+        return 0
+    low, high = sorted((first, second))
+    preferred = low if unit(b"true", low.encode(), high.encode()) < 0.5 else high
+    return 0 if preferred == first else 1
+
+
+def _decide(request: dict[str, Any], options: ServerOptions) -> _Reply:
+    """The judge's reply to a chat-completions request body under `options` (pure, deterministic)."""
+    messages = [m for m in request.get("messages", ()) if isinstance(m, dict)]
+    system = "\n".join(_text(m.get("content")) for m in messages if m.get("role") in ("system", "developer"))
+    users = [_text(m.get("content")) for m in messages if m.get("role") == "user"]
+    answers = find_answers(users[-1]) if users else None
+    if answers is None:
+        return _Reply(tuple(_WORD.findall(NO_ANSWERS_REPLY)))
+    (label_1, text_1), (label_2, text_2) = answers
+    labels = (label_1, label_2)
+    choice = _choose(options, text_1, text_2)
+    brackets = "[[A]]" in system
+    tie_token = "C" if brackets else "tie"
+    if choice is None:
+        verdict = tie_token
+        top = ((tie_token, _P_CHOSEN), (label_1, _P_TIED_LABEL), (label_2, _P_TIED_LABEL))
+        sentence = "Both answers are equally good."
+    else:
+        verdict = labels[choice]
+        other = labels[1 - choice]
+        top = ((verdict, _P_CHOSEN), (other, _P_OTHER), (tie_token, _P_TIE))
+        sentence = f"Answer {verdict} addresses the question better than answer {other}."
+    thinking = (
+        f"Answer {label_2 if verdict == label_1 else label_1} looks better at first sight. "
+        f"Weighing both again, my verdict is {verdict}."
+    )
+    if not brackets:
+        return _Reply((verdict,), 0, top, thinking)
+    tokens = (*_WORD.findall(sentence), "\n", "[[", verdict, "]]")
+    return _Reply(tokens, len(tokens) - 2, top, thinking)
+
+
+def _completion(
+    request: dict[str, Any],
+    reply: _Reply,
+    options: ServerOptions,
+    serial: int,
+    *,
+    truncate: bool,
+    reasoning_tokens: int = 0,
+) -> dict[str, Any]:
+    """The ChatCompletion body for a decided reply (cut to its first 3 characters when `truncate`).
+
+    A reasoning model spends `reasoning_tokens` hidden tokens out of the budget first, and a thinking model the
+    words of its thinking: a budget they use up leaves no verdict, with finish_reason "length" (an empty reply, or
+    one cut off inside <think>); every token spent is counted in completion_tokens, as billed.
+    """
+    tokens = list(reply.tokens)
+    thought = reply.thinking.split() if options.think != "none" else []
+    finish_reason = "stop"
+    limit = request.get("max_completion_tokens") or request.get("max_tokens")
+    if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0:
+        reasoning_tokens = min(reasoning_tokens, limit)
+        thought = thought[: limit - reasoning_tokens]
+        room = limit - reasoning_tokens - len(thought)
+        if room < len(tokens):
+            tokens = tokens[:room]
+            finish_reason = "length"
+    if truncate:
+        kept: list[str] = []
+        room = 3
+        for token in tokens:
+            if room <= 0:
+                break
+            kept.append(token[:room])
+            room -= len(kept[-1])
+        tokens = kept
+        finish_reason = "length"
+    content = "".join(tokens)
+    thinking = " ".join(thought)
+    message: dict[str, Any] = {"role": "assistant", "content": content, "refusal": None}
+    if thinking and options.think == "inline":
+        cut_off = finish_reason == "length" and not tokens
+        message["content"] = f"<think>\n{thinking}" + ("" if cut_off else f"\n</think>\n\n{content}")
+    elif thinking:
+        message["reasoning_content"] = thinking
+    logprobs: dict[str, Any] | None = None
+    if request.get("logprobs"):
+        requested = request.get("top_logprobs")
+        n = requested if isinstance(requested, int) and not isinstance(requested, bool) else 0
+        entries = []
+        for i, token in enumerate(tokens):
+            top: list[dict[str, Any]]
+            if i == reply.verdict_index and token == reply.tokens[i]:
+                logprob = reply.verdict_top[0][1]
+                top = [{"token": t, "logprob": lp, "bytes": None} for t, lp in reply.verdict_top[:n]]
+            else:
+                logprob = _P_PLAIN_TOKEN
+                top = [{"token": token, "logprob": _P_PLAIN_TOKEN, "bytes": None}][:n]
+            entries.append({"token": token, "logprob": logprob, "bytes": None, "top_logprobs": top})
+        logprobs = {"content": entries, "refusal": None}
+    prompt_tokens = sum(
+        len(_text(m.get("content")).split()) for m in request.get("messages", ()) if isinstance(m, dict)
+    )
+    completion_tokens = len(content.split()) + len(thought) + reasoning_tokens
+    return {
+        "id": f"chatcmpl-dev{serial:010d}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": options.served_model or request.get("model") or DEFAULT_MODEL,
+        "system_fingerprint": "fp_judgebias_devserver",
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "logprobs": logprobs,
+                "finish_reason": finish_reason,
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+            "completion_tokens_details": {"reasoning_tokens": reasoning_tokens},
+        },
+    }
+
+
+@dataclass
+class RunningServer:
+    """A devserver serving in a background thread; stop it (or leave the `with` block) to free the port."""
+
+    options: ServerOptions
+    host: str
+    port: int
+    _server: _Server = field(repr=False)
+    _thread: threading.Thread = field(repr=False)
+
+    @property
+    def url(self) -> str:
+        """The base URL to give an OpenAI client, e.g. http://127.0.0.1:PORT/v1."""
+        return f"http://{self.host}:{self.port}/v1"
+
+    def stats(self) -> dict[str, Any]:
+        """The counters, as GET /stats returns them."""
+        return self._server.state.snapshot()
+
+    def timeline(self) -> list[dict[str, Any]]:
+        """Every chat-completions request (body, monotonic arrival and end, status or 0, retry_after), by arrival."""
+        with self._server.state.lock:
+            return sorted(self._server.state.timeline, key=lambda event: event["arrived"])
+
+    def reset(self) -> None:
+        """Zero the counters and forget the request bodies seen, as POST /reset does."""
+        self._server.state.reset()
+
+    def reconfigure(self, **changes: Any) -> None:
+        """Answer differently from the next request on (e.g. latency=0 once a test saw what it waited for)."""
+        state = self._server.state
+        with state.lock:
+            state.options = self.options = replace(state.options, **changes)
+            if "rate_limit" in changes:
+                state.bucket = _TokenBucket(state.options.rate_limit) if state.options.rate_limit is not None else None
+
+    def stop(self) -> None:
+        """Stop serving, wake sleeping (latency, hang) requests and close every open connection."""
+        self._server.state.stopping.set()
+        if self._thread.is_alive():
+            self._server.shutdown()
+            self._thread.join()
+        self._server.drop_connections()
+        self._server.server_close()
+
+    def __enter__(self) -> RunningServer:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+
+def start_server(options: ServerOptions | None = None) -> RunningServer:
+    """Bind (port 0 picks a free port) and serve in a daemon thread, so a test or benchmark can use it."""
+    options = options or ServerOptions()
+    server = _Server(options)
+    host, port = server.server_address[:2]
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="judgebias-devserver", daemon=True
+    )
+    thread.start()
+    return RunningServer(options, str(host), int(port), server, thread)
+
+
+def _parser() -> argparse.ArgumentParser:
+    defaults = ServerOptions()
+    parser = argparse.ArgumentParser(
+        prog="python -m judgebias.devserver",
+        description="A local OpenAI-compatible stand-in judge for tests, benchmarks and trying judgebias.",
+    )
+    add = parser.add_argument
+    add("--host", default=defaults.host, help="address to bind (default: %(default)s)")
+    add("--port", type=int, default=8000, help="port; 0 picks a free one (default: %(default)s)")
+    add("--policy", choices=POLICIES, default=defaults.policy, help="how the judge decides")
+    add("--first-bias", type=float, default=defaults.first_bias, help="hash policy: P(pick the first shown)")
+    add("--latency", type=float, default=defaults.latency, help="seconds slept per request")
+    add("--rate-limit", type=float, default=None, help="requests per second admitted (default: no limit)")
+    add("--api-key", default=None, help="require 'Authorization: Bearer KEY'")
+    add("--served-model", default=None, help="model id reported in every response")
+    add("--allowed-model", action="append", default=[], help="accepted model id (repeatable; default: any)")
+    add("--p429", type=float, default=0.0, help="fraction of requests answered 429 with Retry-After")
+    add("--p500", type=float, default=0.0, help="fraction of requests answered 500")
+    add("--phang", type=float, default=0.0, help="fraction of requests that hang for --hang-seconds")
+    add("--preset", type=float, default=0.0, help="fraction of connections reset mid-response")
+    add("--ptruncate", type=float, default=0.0, help="fraction answered with finish_reason 'length'")
+    add("--fail-first-n", type=int, default=0, help="first N requests per distinct body answer 500")
+    add("--quota-exhausted", action="store_true", help="answer every request 429 insufficient_quota")
+    add("--fault-seed", type=int, default=0, help="seed of the deterministic fault draws")
+    add("--hang-seconds", type=float, default=defaults.hang_seconds, help="how long a hang lasts")
+    add("--fault-retry-after", type=float, default=defaults.fault_retry_after, help="Retry-After of p429")
+    add("--reasoning-model", action="append", default=[], help="model id that behaves as OpenAI's reasoning models")
+    add("--think", choices=THINK_STYLES, default=defaults.think, help="replies think aloud (inline) or in a field")
+    add("--wait-style", choices=WAIT_STYLES, default=defaults.wait_style, help="how a 429 announces its wait")
+    add("--error-style", choices=ERROR_STYLES, default=defaults.error_style, help="errors as OpenAI or a gateway")
+    add("--upstream-key-refused", action="store_true", help="fail every call as a gateway's upstream key would")
+    add_batch_arguments(parser)
+    return parser
+
+
+def options_from_args(argv: Sequence[str] | None = None) -> ServerOptions:
+    """ServerOptions from command-line flags (one flag per field)."""
+    args = vars(_parser().parse_args(argv))
+    args["allowed_models"] = tuple(args.pop("allowed_model"))
+    args["reasoning_models"] = tuple(args.pop("reasoning_model"))
+    args["batch"] = batch_options(args)
+    known = {f.name for f in fields(ServerOptions)}
+    return ServerOptions(**{k: v for k, v in args.items() if k in known})
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Serve until SIGINT or SIGTERM; print 'serving on URL' first so a parent process can read the port."""
+    try:
+        options = options_from_args(argv)
+    except ValueError as error:
+        print(f"devserver: {error}", file=sys.stderr)
+        return 2
+    done = threading.Event()
+
+    def _on_signal(signum: int, frame: FrameType | None) -> None:
+        done.set()
+
+    signal.signal(signal.SIGTERM, _on_signal)
+    signal.signal(signal.SIGINT, _on_signal)
+    with start_server(options) as running:
+        print(f"serving on {running.url}", flush=True)
+        while not done.wait(0.5):
+            pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,412 @@
+"""The run: every item judged twice per judge, replies cached as they arrive, verdicts written as they are decided.
+
+`run_experiment(config, out_dir)` is the whole job, callable without Hydra. Cache hits are resolved inline
+(no thread hop: a cached rerun costs little more than start-up); misses go to a thread pool of
+`max_concurrency` workers; the two calls of one item are independent tasks. Items are finalised in dataset
+order behind a bounded window, so memory stays flat however long the dataset.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import itertools
+import threading
+import time
+from collections.abc import Callable, Iterator
+from collections.abc import Set as AbstractSet
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from judgebias.backends import Judging, build_backend
+from judgebias.backends.base import Backend
+from judgebias.batch.prefill import prefill
+from judgebias.cache import ReplyStore, call_key, open_cache
+from judgebias.cache.bundle import KeyLog
+from judgebias.config.checks import check_settings
+from judgebias.config.schema import CacheMode, Config, LabelStyle, judges_of
+from judgebias.core.errors import CacheUnavailable, FatalJudgeError, UserError
+from judgebias.core.item import Item
+from judgebias.core.prompt import render_messages, shown
+from judgebias.core.reading import read_reply
+from judgebias.core.record import CallResult, ItemResult, Reply, Request, Summary
+from judgebias.core.style import style_of
+from judgebias.core.verdict import is_consistent, reconcile
+from judgebias.engine.progress import Progress
+from judgebias.figures.metrics import ensemble_results, soft_preference
+from judgebias.figures.summary import build_summary, ratings_for
+from judgebias.io import output
+from judgebias.io.dataset import load_items, normalize_items, resolve_path
+from judgebias.io.files import write_json
+
+
+@dataclasses.dataclass
+class Pending:
+    """A call whose reply is known (hit, free backend) or on its way (future)."""
+
+    reply: Reply | None = None
+    future: Future[tuple[Reply, bool]] | None = None  # the reply, and whether another process paid for it
+    cached: bool = False  # answered without a request of its own
+    error: str | None = None
+    batched: bool = False  # answered by a batch collected in this run
+
+
+def prepare_items(config: Config) -> list[Item]:
+    """The dataset's items, checked in full, normalised and limited as configured (before any call)."""
+    data = config.data
+    items = load_items(resolve_path(data.path, data.root))
+    if data.limit is not None:
+        items = items[: data.limit]
+    norm = data.normalize
+    return normalize_items(
+        items, strip=norm.strip, truncate_words=norm.truncate_words, strip_markdown=norm.strip_markdown
+    )
+
+
+def run_experiment(config: Config, out_dir: Path, *, echo: Callable[[str], None] = print) -> Summary | dict[str, Any]:
+    """Judge the dataset, write verdicts.jsonl, summary.json and the rest into `out_dir`; return the summary."""
+    check_settings(config)
+    items = prepare_items(config)
+    judgments = resolve_path(config.data.judgments, config.data.root) if config.data.judgments else None
+    judgings = [
+        Judging(name, judge, build_backend(judge, config.rubric, judgments))
+        for name, judge in judges_of(config).items()
+    ]
+    notes: list[str] = []
+    for judging in judgings:
+        missing = {item.id for item in items if not judging.backend.has(item)}
+        if missing:
+            items = [item for item in items if item.id not in missing]
+            notes.append(
+                f"judge {judging.name!r} has no recording for {len(missing)} items: judged the other {len(items)}"
+            )
+    if not items:
+        raise UserError("no item is left to judge (the replayed judges share no recorded item)")
+    for note in notes:
+        echo(f"note: {note}")
+    cache = open_cache(config.cache)  # an unreachable Redis stops the run here, before any judge call
+    for judging in judgings:
+        judging.backend.share_pacing(cache.fleet)
+    used = KeyLog(out_dir, [judging.name for judging in judgings if judging.backend.paid])
+    try:
+        if config.dry_run:
+            calls = _looked_up(_requests(config, judgings, items), cache)
+            estimate = output.dry_run_estimate(config, judgings, items, calls)
+            write_json(out_dir / "dry_run.json", estimate)
+            echo(output.format_dry_run(estimate))
+            return estimate
+        started = time.monotonic()
+        prefilled = prefill(
+            judgings,
+            _looked_up(_requests(config, judgings, items), cache),
+            cache,
+            out_dir,
+            progress=config.progress,
+        )
+        if prefilled.batched and cache.mode == CacheMode.refresh:
+            cache.mode = CacheMode.use  # the batch refreshed every call: the rest of the run reads its replies
+        per_judge, combined, failures = _judge_all(config, judgings, items, cache, out_dir, used, prefilled.batched)
+        elapsed = time.monotonic() - started
+        used.finish(_paid_judges(judgings))
+    except CacheUnavailable as error:
+        raise CacheUnavailable(
+            f"{error}: the run stopped; every reply received is kept (on this node's disk when Redis missed it, "
+            "pushed to Redis by the next run): rerun the same command to send only the calls never answered"
+        ) from None
+    finally:
+        cache.close()
+        used.abandon()  # a run that stopped early leaves no half-written key list
+    summary = build_summary(
+        config,
+        per_judge,
+        combined,
+        notes + [note for judging in judgings for note in judging.backend.notes()],
+        failures,
+        elapsed,
+        prefilled.batches,
+        retries=sum(judging.backend.retries for judging in judgings),
+        timeouts=sum(judging.backend.timeouts for judging in judgings),
+    )
+    output.write_run(out_dir, config, summary, ratings_for(combined, config))
+    echo(output.format_summary(summary))
+    return summary
+
+
+def _paid_judges(judgings: list[Judging]) -> dict[str, dict[str, Any]]:
+    """Each paid judge's backend, endpoint and model, as its cache keys record them (for cache_keys.json)."""
+    judges: dict[str, dict[str, Any]] = {}
+    for judging in judgings:
+        if judging.backend.paid:
+            request = judging.backend.cache_request([])
+            judges[judging.name] = {
+                "backend": str(judging.config.backend),
+                "endpoint": request.get("endpoint"),
+                "model": request.get("model"),
+            }
+    return judges
+
+
+def _requests(config: Config, judgings: list[Judging], items: list[Item]) -> Iterator[tuple[Judging, Item, Request]]:
+    """Every call of the run, item by item: for each judge, (a, b) then (b, a) when that order exists."""
+    rubric = config.rubric
+    for item in items:
+        for judging in judgings:
+            for order in _orders(judging.backend, item):
+                view = shown(item, order, rubric.labels)
+                messages = render_messages(item, view, rubric.system, rubric.user, rubric.tie_label)
+                yield judging, item, Request(item, view, messages)
+
+
+def _orders(backend: Backend, item: Item) -> tuple[int, ...]:
+    return (1,) if backend.one_order(item) else (1, 2)
+
+
+def _judge_all(
+    config: Config,
+    judgings: list[Judging],
+    items: list[Item],
+    cache: ReplyStore,
+    out_dir: Path,
+    used: KeyLog,
+    batched: AbstractSet[str] = frozenset(),
+) -> tuple[dict[str, list[ItemResult]], list[ItemResult], int]:
+    """Run every call, finalise items in order as their calls complete, stream verdicts to disk.
+
+    Returns each judge's rows, the run's combined rows (the ensemble's merge, made once per item as it is
+    written; the one judge's rows otherwise) and the number of failed calls.
+    """
+    per_judge: dict[str, list[ItemResult]] = {j.name: [] for j in judgings}
+    combined: list[ItemResult] = [] if len(judgings) > 1 else per_judge[judgings[0].name]
+    window = max(64, 8 * config.max_concurrency)  # items in flight: enough to keep every worker busy
+    progress = Progress(len(items), config.progress, judgings)
+    inflight: dict[str, Pending] = {}
+    slots: collections.deque[tuple[Item, list[tuple[Judging, Request, Pending]]]] = collections.deque()
+    failures = 0
+    writer = output.VerdictWriter(out_dir, ensemble=len(judgings) > 1)
+    executor = ThreadPoolExecutor(max_workers=config.max_concurrency, thread_name_prefix="judge")
+    stopping = threading.Event()  # ends the waits for calls that other processes sharing the cache are sending
+    try:
+        current: Item | None = None
+        calls: list[tuple[Judging, Request, Pending]] = []
+        for judging, item, request, key, hit in _looked_up(_requests(config, judgings, items), cache, used):
+            if item is not current:
+                if current is not None:
+                    slots.append((current, calls))
+                current, calls = item, []
+                while slots and (len(slots) >= window or _done(slots[0][1])):
+                    failures += _finalise(config, *slots.popleft(), per_judge, combined, writer, progress)
+            pending = _start(judging, request, key, hit, cache, inflight, executor, stopping, batched)
+            calls.append((judging, request, pending))
+        if current is not None:
+            slots.append((current, calls))
+        while slots:
+            failures += _finalise(config, *slots.popleft(), per_judge, combined, writer, progress)
+        writer.commit()
+    except BaseException:
+        # Ctrl-C or a fatal error: drop queued calls, let in-flight ones land in the cache, keep nothing half-written.
+        for judging in judgings:
+            judging.backend.stop("the run stopped before this call was sent")  # no new attempt; sleeps end now
+        stopping.set()
+        executor.shutdown(wait=True, cancel_futures=True)
+        writer.abandon()
+        raise
+    finally:
+        progress.close()
+    executor.shutdown(wait=True)
+    return per_judge, combined, failures
+
+
+def _done(calls: list[tuple[Judging, Request, Pending]]) -> bool:
+    return all(pending.future is None or pending.future.done() for _, _, pending in calls)
+
+
+LOOKAHEAD = 256  # calls looked up in the cache with one query
+
+
+def _looked_up(
+    requests: Iterator[tuple[Judging, Item, Request]], cache: ReplyStore, used: KeyLog | None = None
+) -> Iterator[tuple[Judging, Item, Request, str | None, dict[str, Any] | None]]:
+    """Each call with its cache key and cached reply (None: a miss, or a free judge), looked up in batches.
+
+    One query per batch instead of one per call: a SQLite read from this thread while 64 workers are busy
+    waits for the interpreter lock each time, and those waits starved the workers of new calls.
+    """
+    while batch := list(itertools.islice(requests, LOOKAHEAD)):
+        keys = [
+            call_key(judging.backend.cache_request(request.messages)) if judging.backend.paid else None
+            for judging, _, request in batch
+        ]
+        hits = cache.get_many([key for key in keys if key is not None])
+        for (judging, item, request), key in zip(batch, keys, strict=True):
+            if used is not None and key is not None:
+                used.add(judging.name, key)  # recorded in the run folder, so a bundle can hold exactly this run
+            yield judging, item, request, key, hits.get(key) if key is not None else None
+
+
+def _start(
+    judging: Judging,
+    request: Request,
+    key: str | None,
+    hit: dict[str, Any] | None,
+    cache: ReplyStore,
+    inflight: dict[str, Pending],
+    executor: ThreadPoolExecutor,
+    stopping: threading.Event,
+    batched: AbstractSet[str],
+) -> Pending:
+    """Answer a call from the cache, or run a free backend inline, or send it to a worker.
+
+    A reply a batch brought in this run counts as paid by this run (not cached) the first time it is used.
+    """
+    backend = judging.backend
+    if key is None:
+        try:
+            return Pending(reply=backend.complete(request))
+        except UserError:
+            raise
+        except Exception as error:  # a scripted or replay judge failing is recorded, like a live failure
+            return Pending(error=f"{type(error).__name__}: {error}")
+    same = inflight.get(key)
+    if same is not None:  # the same prompt twice in one run (e.g. identical answers): one paid call
+        return Pending(reply=same.reply, future=same.future, cached=True, error=same.error)  # never batched twice
+    if hit is not None and key in batched:  # remembered: a repeat of this prompt is a cache hit, as live
+        inflight[key] = Pending(reply=Reply.from_json(hit), batched=True)
+        return inflight[key]
+    if hit is not None:  # not remembered in `inflight`: a repeat of this prompt is a cache hit again
+        return Pending(reply=Reply.from_json(hit), cached=True)
+    if cache.mode == CacheMode.only:
+        raise UserError(
+            f"cache.mode=only: no cached reply for item {request.item.id!r} (order {request.view.order}) "
+            f"of judge {judging.name!r}; nothing was sent. Run once with cache.mode=use to fill the cache"
+        )
+    judging.check_key_once()  # before the first call of this judge can be sent
+    pending = Pending(future=executor.submit(_live_call, backend, request, key, cache, stopping))
+    inflight[key] = pending
+    return pending
+
+
+LEASE_WAIT = 1.0  # seconds between two checks that the run goes on, while another process sends a call
+
+
+class RunStopped(Exception):
+    """The run stopped while this call was being sent by another process sharing the cache."""
+
+
+def _live_call(
+    backend: Backend, request: Request, key: str, cache: ReplyStore, stopping: threading.Event
+) -> tuple[Reply, bool]:
+    """One paid call, stored the moment it arrives; (reply, True) when another process sharing the cache sent it.
+
+    A call is sent only under its lease: if another process holds it, wait for that reply instead of paying
+    again; if that process dies or its call fails, the lease goes and this one takes it.
+    """
+    while not cache.claim(key):
+        found = cache.wait_for(key, LEASE_WAIT)
+        if found is not None:
+            return Reply.from_json(found), True
+        if stopping.is_set():
+            raise RunStopped("the run stopped while another process was sending this call")
+    try:
+        reply = backend.complete(request)
+        cache.put(key, reply.to_json())
+    finally:
+        cache.release(key)
+    return reply, False
+
+
+def _finalise(
+    config: Config,
+    item: Item,
+    calls: list[tuple[Judging, Request, Pending]],
+    per_judge: dict[str, list[ItemResult]],
+    combined: list[ItemResult],
+    writer: output.VerdictWriter,
+    progress: Progress,
+) -> int:
+    """Parse an item's replies into verdicts, write its line, keep a slim copy for the metrics; count failures."""
+    by_judge: dict[str, list[CallResult]] = {}
+    failures = 0
+    for judging, request, pending in calls:
+        result = _call_result(config, request, pending, offline=not judging.backend.paid)
+        failures += result.label == "error"
+        by_judge.setdefault(judging.name, []).append(result)
+    rows = {name: item_result(item, results) for name, results in by_judge.items()}
+    ensemble = len(rows) > 1
+    (merged,) = ensemble_results({name: [row] for name, row in rows.items()}) if ensemble else rows.values()
+    writer.write(item, rows, merged)
+    for name, row in rows.items():
+        per_judge[name].append(row.without_replies())
+    if ensemble:
+        combined.append(merged.without_replies())
+    progress.advance(calls=len(calls), cached=sum(call.cached for results in by_judge.values() for call in results))
+    return failures
+
+
+def _call_result(config: Config, request: Request, pending: Pending, *, offline: bool) -> CallResult:
+    """The parsed result of one call, or an explicit error state with its reason."""
+    view = request.view
+    tags = (view.label_first, view.label_second) if config.rubric.labels == LabelStyle.tags else (None, None)
+    reply = pending.reply
+    cached = pending.cached
+    if pending.future is not None:
+        try:
+            reply, shared = pending.future.result()
+            cached = cached or shared
+        except (FatalJudgeError, CacheUnavailable):
+            raise
+        except Exception as error:
+            return CallResult(
+                "error",
+                None,
+                False,
+                error=str(error) or type(error).__name__,
+                tag_first=tags[0],
+                tag_second=tags[1],
+            )
+    if reply is None:
+        return CallResult("error", None, False, error=pending.error, tag_first=tags[0], tag_second=tags[1])
+    rubric = config.rubric
+    label = read_reply(reply, view, rubric)
+    probs = None
+    if reply.probs:
+        positional = view.positions(rubric.tie_label)
+        probs = {positional[k]: v for k, v in reply.probs.items() if k in positional}
+    return CallResult(
+        label,
+        reply.text,
+        cached,
+        prompt_tokens=reply.prompt_tokens,
+        completion_tokens=reply.completion_tokens,
+        model=reply.model,
+        probs=probs,
+        tag_first=tags[0],
+        tag_second=tags[1],
+        offline=offline,
+        batched=pending.batched,
+    )
+
+
+def item_result(item: Item, calls: list[CallResult]) -> ItemResult:
+    """One judge's row for one item from its one or two calls."""
+    call1 = calls[0].label
+    call2 = calls[1].label if len(calls) > 1 else None
+    return ItemResult(
+        id=item.id,
+        verdict=reconcile(call1, call2),
+        call1=call1,
+        call2=call2,
+        consistent=is_consistent(call1, call2),
+        human=item.human,
+        human_votes=item.human_votes,
+        model_a=item.model_a,
+        model_b=item.model_b,
+        chars_a=len(item.a),
+        chars_b=len(item.b),
+        words_a=len(item.a.split()),
+        words_b=len(item.b.split()),
+        soft=soft_preference(calls[0].probs, calls[1].probs if len(calls) > 1 else None),
+        style_a=item.style_a if item.style_a is not None else style_of(item.a),
+        style_b=item.style_b if item.style_b is not None else style_of(item.b),
+        calls=tuple(calls),
+    )

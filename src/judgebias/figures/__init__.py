@@ -1,0 +1,1 @@
+"""The figures a run reports, computed from its recorded calls: statistics, metrics, the summary. Pure."""

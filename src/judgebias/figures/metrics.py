@@ -1,0 +1,709 @@
+"""The run summary: every figure a run reports, computed from the two recorded calls per item (no new calls).
+
+Pure: reads ItemResult rows and returns JSON-ready dicts (str/int/float/bool/None, lists, dicts). NaN never
+appears: an undefined figure is None, and a `*_note` says why when an `_n` of 0 does not make it obvious.
+Items whose verdict is "error" are left out of every figure except the error counts. Uncertainty comes from
+one seeded item bootstrap shared by all figures (both calls of an item always travel together).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from judgebias.core.record import ItemResult
+from judgebias.core.style import FEATURES, Style
+from judgebias.core.verdict import is_consistent, preference, translate
+from judgebias.figures import stats
+from judgebias.figures.stats import FloatArray
+
+_SCORE = {"1": 1.0, "tie": 0.5, "2": 0.0}
+_KAPPA_LABELS = ("1", "2", "tie")
+_MIN_LC_ITEMS = 10
+_MIN_SC_ITEMS = 20  # decisive verdicts the style-controlled fit needs (it has up to eight coefficients)
+_MIN_FEATURE_ITEMS = 5  # a feature enters a style-controlled fit when a and b differ in it this often
+_BT_PRIOR = 1.0
+
+ONE_ORDER_NOTE = (
+    "only one order was recorded (call2 is missing for every item), so position consistency, "
+    "first/second-position bias and flip rates cannot be measured"
+)
+SOFT_NOTE = "judge.logprobs=true, but the endpoint returned no log-probabilities: no soft verdicts"
+NO_LENGTH_NOTE = "no answer lengths were recorded (chars and words are 0 for every item)"
+NO_STYLE_NOTE = "no style features were recorded (style_a and style_b are missing for every item)"
+
+# Order of the `ci` entries (only figures present in the summary get one).
+_CI_ORDER = (
+    "win_rate",
+    "decisive_win_rate",
+    "position_consistency",
+    "flip_rate",
+    "residual_flip_rate",
+    "biased_first",
+    "biased_second",
+    "preference_score",
+    "win_rate_consistent",
+    "win_rate_pooled",
+    "longer_wins",
+    "length_verdict_corr",
+    "length_controlled_win_rate",
+    "styled_wins",
+    "style_controlled_win_rate",
+    "soft_win_rate",
+    "human_agreement",
+    "human_agreement_decisive",
+    "cohen_kappa",
+    "human_vote_agreement",
+    "human_vote_agreement_no_ties",
+    "human_human_agreement",
+    "self_preference",
+)
+
+Rate = tuple[FloatArray, FloatArray]
+Replicates = Callable[[FloatArray], FloatArray]
+IntArray = NDArray[np.int64]
+
+
+@dataclass
+class _Figures:
+    """What the bootstrap needs: ratio figures (per-item numerator, denominator) and other statistics."""
+
+    rates: dict[str, Rate]
+    others: dict[str, Replicates]
+
+
+def summarize(
+    results: Sequence[ItemResult],
+    *,
+    resamples: int = 1000,
+    seed: int = 0,
+    agreement_threshold: float = 0.75,
+    judge_family: str | None = None,
+    logprobs_requested: bool = False,
+) -> dict[str, Any]:
+    """Every figure of a run (counts, rates, position bias, human calibration, length, CIs), JSON-ready."""
+    if resamples < 0:
+        raise ValueError(f"resamples must be >= 0, got {resamples}")
+    items = list(results)
+    n = len(items)
+    scored = _mask(items, lambda r: r.verdict != "error")
+    score = np.array([_SCORE.get(r.verdict, 0.0) for r in items], dtype=np.float64) * scored
+    decisive = _mask(items, lambda r: r.verdict in ("1", "2"))
+    orders = 1 if n and all(r.call2 is None for r in items) else 2
+    figures = _Figures(rates={}, others={})
+
+    summary: dict[str, Any] = {"n_items": n, "n_scored": int(scored.sum()), "orders": orders}
+    if not scored.any():
+        summary["scored_note"] = "no item could be scored: none was recorded, or every item has a failed call"
+    summary.update(_call_counts(items))
+
+    figures.rates["win_rate"] = (score, scored)
+    figures.rates["decisive_win_rate"] = (_mask(items, lambda r: r.verdict == "1"), decisive)
+    summary["wins"] = int(np.sum(decisive * score))
+    summary["losses"] = int(np.sum(decisive * (1.0 - score)))
+    summary["ties"] = int(np.sum(_mask(items, lambda r: r.verdict == "tie")))
+    summary["win_rate"] = _point(*figures.rates["win_rate"])
+    summary["decisive_win_rate"] = _point(*figures.rates["decisive_win_rate"])
+    summary.update(_position(items, scored, score, orders, figures))
+    summary.update(_pooled(items, scored, figures))
+    summary.update(_length(items, scored, score, decisive, figures))
+    summary.update(_style(items, score, decisive, figures))
+    summary.update(_soft(items, scored, figures, logprobs_requested))
+    if any(r.human is not None for r in items):
+        summary.update(_human_labels(items, scored, agreement_threshold, figures))
+    if any(r.human_votes for r in items):
+        summary.update(_human_votes(items, scored, figures))
+    if judge_family is not None and any(r.model_a or r.model_b for r in items):
+        summary["self_preference"] = _self_preference(items, scored, score, judge_family, figures)
+
+    summary["ci"] = _intervals(n, resamples, seed, figures, summary)
+    summary["bootstrap_resamples"] = resamples
+    summary["bootstrap_seed"] = seed
+    return summary
+
+
+def soft_preference(probs1: Mapping[str, float] | None, probs2: Mapping[str, float] | None) -> float | None:
+    """P(answer a preferred) from the label probabilities of call1 and call2, averaged over the orders."""
+    # In call2 b is shown first, so its "B" means a. A tie counts half for each side.
+    values = []
+    for probs, own in ((probs1, "A"), (probs2, "B")):
+        if probs is None:
+            continue
+        p_a, p_b, p_tie = (max(0.0, float(probs.get(label, 0.0))) for label in ("A", "B", "tie"))
+        total = p_a + p_b + p_tie
+        if total > 0.0:
+            values.append(((p_a if own == "A" else p_b) + 0.5 * p_tie) / total)
+    return stats.mean_or_none(values)
+
+
+def ensemble_results(per_judge: Mapping[str, Sequence[ItemResult]]) -> list[ItemResult]:
+    """One row per item from several judges' rows: majority verdict and positional calls, all calls kept."""
+    # Majorities ignore ties (and failures): verdict = "1" or "2" by more judges, "tie" when neither leads
+    # (no decisive verdict, or as many "1" as "2"); "error" only when every judge's verdict is "error".
+    # call1 (and call2) = "A" or "B" by more judges' call1 (call2), "tie" when neither leads, "error" only
+    # when every judge's call failed; call2 is None when no judge has a second order. consistent is
+    # recomputed from these majority calls, so summarize() reports the ensemble's own residual position
+    # bias. Human labels, lengths and models are copied from the first judge's row; soft = mean of the
+    # judges' soft values (None when none has one).
+    if not per_judge:
+        raise ValueError("ensemble_results needs the rows of at least one judge, got none")
+    names = list(per_judge)
+    rows = [list(per_judge[name]) for name in names]
+    ids = [r.id for r in rows[0]]
+    for name, judge_rows in zip(names[1:], rows[1:], strict=True):
+        other = [r.id for r in judge_rows]
+        if other != ids:
+            raise ValueError(
+                f"judge {name!r} has items {_first_difference(ids, other)} that do not line up with judge "
+                f"{names[0]!r}: every judge must have the same item ids in the same order"
+            )
+    merged = []
+    for k, first in enumerate(rows[0]):
+        group = [judge_rows[k] for judge_rows in rows]
+        call1 = _majority([g.call1 for g in group], ("A", "B"))
+        seconds = [g.call2 for g in group if g.call2 is not None]
+        call2 = _majority(seconds, ("A", "B")) if seconds else None
+        softs = [g.soft for g in group if g.soft is not None]
+        merged.append(
+            dataclasses.replace(  # the item's own fields (labels, models, lengths) from the first judge's row
+                first,
+                verdict=_majority([g.verdict for g in group], ("1", "2")),
+                call1=call1,
+                call2=call2,
+                consistent=is_consistent(call1, call2),
+                soft=stats.mean_or_none(softs),
+                calls=tuple(call for g in group for call in g.calls),
+            )
+        )
+    return merged
+
+
+def bradley_terry_ratings(
+    results: Sequence[ItemResult], *, resamples: int = 1000, seed: int = 0
+) -> list[dict[str, Any]]:
+    """Elo-like Bradley–Terry ratings of the models, plain and style-controlled, with intervals; [] if < 3 models."""
+    # Strengths come from the debiased verdicts (a tie is half a win each, failed items skipped) by Hunter's
+    # MM algorithm with one virtual tie between every pair of models (see stats.bradley_terry_batch).
+    # rating = 400 * log10(strength), shifted so that the mean rating is 1000: 400 points apart = 10:1 odds.
+    rows = [r for r in results if r.verdict != "error" and r.model_a and r.model_b and r.model_a != r.model_b]
+    games = [(r.model_a or "", r.model_b or "", _SCORE[r.verdict]) for r in rows]
+    models = sorted({m for a, b, _ in games for m in (a, b)})
+    if len(models) < 3:
+        return []
+    k = len(models)
+    index = {m: i for i, m in enumerate(models)}
+    first = np.array([index[a] for a, _, _ in games], dtype=np.int64)
+    second = np.array([index[b] for _, b, _ in games], dtype=np.int64)
+    outcome = np.array([s for _, _, s in games], dtype=np.float64)
+    forward, backward = first * k + second, second * k + first
+
+    def wins(weights: FloatArray) -> FloatArray:
+        rows = weights.shape[0]
+        offsets = (np.arange(rows, dtype=np.int64) * k * k)[:, None]
+        cells = np.concatenate([(forward + offsets).ravel(), (backward + offsets).ravel()])
+        amounts = np.concatenate([(weights * outcome).ravel(), (weights * (1.0 - outcome)).ravel()])
+        table: FloatArray = np.bincount(cells, weights=amounts, minlength=rows * k * k).astype(np.float64)
+        return table.reshape(rows, k, k)
+
+    ratings = stats.elo_scale(stats.bradley_terry_batch(wins(np.ones((1, len(games)))), prior=_BT_PRIOR))[0]
+    styled = _StyleControlledRatings(rows, first, second, outcome, k)
+    controlled = any(name in FEATURES for name in styled.features)  # else there is no formatting to control
+    style_ratings = styled.ratings(np.ones((1, len(games))))[0] if controlled else None
+    blocks, style_blocks = [], []
+    for counts in stats.bootstrap_counts(len(games), resamples, seed):
+        blocks.append(stats.elo_scale(stats.bradley_terry_batch(wins(counts), prior=_BT_PRIOR)))
+        if style_ratings is not None:
+            style_blocks.append(styled.ratings(counts, start=styled.fitted))
+    replicates = np.concatenate(blocks) if blocks else np.empty((0, k))
+    style_replicates = np.concatenate(style_blocks) if style_blocks else np.empty((0, k))
+    played = np.bincount(np.concatenate([first, second]), minlength=k)
+    style_rank = {}
+    if style_ratings is not None:
+        by_style = sorted(range(k), key=lambda i: (-float(style_ratings[i]), models[i]))
+        style_rank = {i: rank for rank, i in enumerate(by_style, start=1)}
+    order = sorted(range(k), key=lambda i: (-float(ratings[i]), models[i]))
+    out = []
+    for rank, i in enumerate(order, start=1):
+        interval = stats.percentile_interval(replicates[:, i])
+        style_interval = stats.percentile_interval(style_replicates[:, i]) if style_ratings is not None else None
+        out.append(
+            {
+                "model": models[i],
+                "rating": float(ratings[i]),
+                "low": interval[0] if interval else None,
+                "high": interval[1] if interval else None,
+                "rank": rank,
+                "n": int(played[i]),
+                "style_rating": float(style_ratings[i]) if style_ratings is not None else None,
+                "style_low": style_interval[0] if style_interval else None,
+                "style_high": style_interval[1] if style_interval else None,
+                "style_rank": style_rank.get(i),
+            }
+        )
+    return out
+
+
+class _StyleControlledRatings:
+    """Bradley–Terry with the style covariates of the style-controlled win rate (Arena-Hard-Auto's style control)."""
+
+    # logit P(model i beats model j) = r_i - r_j + sum_f b_f * z_f (z: the game's covariates, as in
+    # _style_covariates), fitted by logistic regression on the game outcomes (a tie = 0.5). The plain fit's
+    # virtual tie between every pair of models is kept as one pseudo-game per pair with outcome 0.5 and no
+    # covariates, so with no covariate this is the plain model. The first model's r is fixed at 0; ratings
+    # are 400 * r / ln 10, shifted to a mean of 1000, like the plain ones.
+
+    def __init__(
+        self, rows: Sequence[ItemResult], first: IntArray, second: IntArray, outcome: FloatArray, k: int
+    ) -> None:
+        self.features, z = _style_covariates(rows)
+        self.k = k
+        pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
+        sides = np.zeros((len(rows) + len(pairs), k))
+        sides[np.arange(len(rows)), first] += 1.0
+        sides[np.arange(len(rows)), second] -= 1.0
+        for p, (i, j) in enumerate(pairs, start=len(rows)):
+            sides[p, i], sides[p, j] = 1.0, -1.0
+        covariates = np.vstack([z, np.zeros((len(pairs), z.shape[1]))])
+        self.design = np.column_stack([sides[:, 1:], covariates])
+        self.y = np.concatenate([outcome, np.full(len(pairs), 0.5)])
+        self.prior = np.full(len(pairs), _BT_PRIOR)
+        self.fitted: FloatArray | None = None
+
+    def ratings(self, counts: FloatArray, start: FloatArray | None = None) -> FloatArray:
+        """Style-controlled ratings for each row of game multiplicities (resamples x games)."""
+        weights = np.hstack([counts, np.broadcast_to(self.prior, (counts.shape[0], self.prior.size))])
+        beta = stats.fit_logistic_many(self.design, self.y, weights, start=start)
+        if self.fitted is None:
+            self.fitted = beta[0]
+        strengths = np.column_stack([np.zeros(counts.shape[0]), beta[:, : self.k - 1]])
+        return stats.elo_scale(np.exp(strengths))
+
+
+# --- the sections of the summary -------------------------------------------------------------------------
+
+
+def _call_counts(items: Sequence[ItemResult]) -> dict[str, Any]:
+    """Error, invalid, call, cache and token counts (every item, scored or not)."""
+    labels = [[c.label for c in r.calls] if r.calls else _positional(r) for r in items]
+    calls = [c for r in items for c in r.calls]
+    total = sum(len(ls) for ls in labels)
+    answered = [c for c in calls if c.label != "error"]
+    cached = sum(1 for c in answered if c.cached)
+    offline = sum(1 for c in answered if c.offline and not c.cached)
+    # Requests an endpoint answered in this run; failed calls are counted as failures, not as replies.
+    live = sum(1 for c in answered if not c.cached and not c.offline) if calls else total - cached
+    return {
+        "n_errors": sum(1 for r in items if r.verdict == "error" or "error" in _positional(r)),
+        "errors_call1": sum(1 for r in items if r.call1 == "error"),
+        "errors_call2": sum(1 for r in items if r.call2 == "error"),
+        "n_invalid": sum(ls.count("invalid") for ls in labels),
+        "calls_total": total,
+        "calls_cached": cached,
+        "calls_live": live,
+        "calls_offline": offline,
+        "prompt_tokens": sum(c.prompt_tokens for c in calls),
+        "completion_tokens": sum(c.completion_tokens for c in calls),
+    }
+
+
+def _position(
+    items: Sequence[ItemResult], scored: FloatArray, score: FloatArray, orders: int, figures: _Figures
+) -> dict[str, Any]:
+    """Position consistency, flip rates, first/second-position bias, the sign test, the preference score."""
+    two = scored * _mask(items, lambda r: r.call2 is not None)
+    consistent = two * _mask(items, lambda r: r.consistent is True)
+    first = two * _mask(items, lambda r: r.call1 == "A" and r.call2 == "A")
+    second = two * _mask(items, lambda r: r.call1 == "B" and r.call2 == "B")
+    # Preference fairness as computed in the code released with Shi et al. 2024 ("Judging the Judges",
+    # arXiv:2406.07791, Slimshilin/Position-Bias-Analyzer): over pairs with both replies readable,
+    # primacy-preferred pairs are (A, A), (A, tie), (tie, A) in (call1, call2), recency-preferred pairs
+    # (B, B), (B, tie), (tie, B). The raw score n_r * n_r/(n_p+n_r) - n_p * n_p/(n_p+n_r) = n_r - n_p is
+    # rescaled from its possible range [-N, N] to [-1, 1], i.e. (n_r - n_p) / N: negative leans to the first
+    # slot, 0 is fair. (The paper averages it over judge x model x task units; here it is one unit: the run.)
+    readable = two * _mask(items, lambda r: r.call1 in ("A", "B", "tie") and r.call2 in ("A", "B", "tie"))
+    pair = [(r.call1, r.call2) for r in items]
+    primacy = readable * np.array([p in (("A", "A"), ("A", "tie"), ("tie", "A")) for p in pair], dtype=float)
+    recency = readable * np.array([p in (("B", "B"), ("B", "tie"), ("tie", "B")) for p in pair], dtype=float)
+
+    rates = {
+        "position_consistency": (consistent, two),
+        "flip_rate": (two - consistent, two),
+        # The verdict changes with the order used alone exactly when the two calls disagree; for an
+        # ensemble_results row call1/call2 are the judges' majorities, so this is the ensemble's residual.
+        "residual_flip_rate": (two - consistent, two),
+        "biased_first": (first, two),
+        "biased_second": (second, two),
+        "preference_score": (recency - primacy, readable),
+    }
+    rates["win_rate_consistent"] = (score * consistent, consistent)
+    figures.rates.update(rates)
+    out: dict[str, Any] = {name: _point(*rates[name]) for name in rates}
+    out["position_consistency_n"] = int(two.sum())
+    out["win_rate_consistent_n"] = int(consistent.sum())
+    out["preference_score_n"] = int(readable.sum())
+    k, m = int(first.sum()), int(first.sum() + second.sum())
+    out["first_position_n"] = m
+    out["first_position_k"] = k
+    out["first_position_p"] = stats.binomial_two_sided_p(k, m)
+    if orders == 1:
+        out["position_consistency_note"] = ONE_ORDER_NOTE
+        for name in ("position_consistency_n", "win_rate_consistent_n", "preference_score_n"):
+            out[name] = None
+        for name in ("first_position_n", "first_position_k", "first_position_p"):
+            out[name] = None
+    elif one_order := int(scored.sum() - two.sum()):
+        out["position_consistency_note"] = (
+            f"{one_order} of {int(scored.sum())} scored items have one order only; the position figures "
+            f"use the {int(two.sum())} items judged in both orders"
+        )
+    return out
+
+
+def _pooled(items: Sequence[ItemResult], scored: FloatArray, figures: _Figures) -> dict[str, Any]:
+    """Both orders as separate judgments: each call's item-frame preference, win 1 / tie 0.5 / loss 0."""
+    total = np.zeros(len(items))
+    count = np.zeros(len(items))
+    for i, r in enumerate(items):
+        for reply in (r.call1, translate(r.call2)):
+            outcome = preference(reply)
+            if outcome is not None and outcome != "error":
+                total[i] += _SCORE[outcome]
+                count[i] += 1.0
+    figures.rates["win_rate_pooled"] = (total * scored, count * scored)
+    return {
+        "win_rate_pooled": _point(total * scored, count * scored),
+        "win_rate_pooled_n": int(np.sum(count * scored)),
+    }
+
+
+def _length(
+    items: Sequence[ItemResult],
+    scored: FloatArray,
+    score: FloatArray,
+    decisive: FloatArray,
+    figures: _Figures,
+) -> dict[str, Any]:
+    """Length bias: P(longer answer wins), length-verdict correlation, the length-controlled win rate."""
+    chars = np.array([r.chars_a - r.chars_b for r in items], dtype=np.float64)
+    differs = decisive * (chars != 0)
+    longer_won = differs * ((chars > 0) == (score > 0.5))
+    figures.rates["longer_wins"] = (longer_won, differs)
+    out: dict[str, Any] = {"longer_wins": _point(longer_won, differs), "longer_wins_n": int(differs.sum())}
+    keep = scored > 0
+    out["length_verdict_corr"] = stats.pearson(chars[keep], score[keep])
+    if out["length_verdict_corr"] is not None:
+        figures.others["length_verdict_corr"] = lambda w: stats.weighted_pearson_batch(
+            chars[keep], score[keep], w[:, keep]
+        )
+    if not any(r.chars_a or r.chars_b or r.words_a or r.words_b for r in items):
+        out["length_note"] = NO_LENGTH_NOTE
+    out.update(_length_controlled(items, decisive, figures))
+    return out
+
+
+def _length_controlled(
+    items: Sequence[ItemResult],
+    decisive: FloatArray,
+    figures: _Figures,
+) -> dict[str, Any]:
+    """The win rate predicted at zero length difference by a logistic fit of decisive verdicts on length."""
+    # Idea of AlpacaEval 2's length-controlled win rate: regress the decisive verdict (1 if a wins, 0 if b
+    # wins) on x = log(words_a + 1) - log(words_b + 1) and read the fit at x = 0 (equal lengths):
+    # LC = sigmoid(intercept). The log ratio makes 100 vs 200 words the same gap as 1,000 vs 2,000. x is
+    # divided by its standard deviation over the fitted items but NOT centred, because x = 0 must stay
+    # "equal length"; the scale only changes the slope, not the intercept. Ties are left out, so LC is on
+    # the scale of decisive_win_rate (wins / (wins + losses)), not of win_rate.
+    keep = np.flatnonzero(decisive)
+    fitted = [items[int(i)] for i in keep]
+    out: dict[str, Any] = {"length_controlled_win_rate": None, "length_controlled_n": len(fitted)}
+    x = np.array([math.log(r.words_a + 1) - math.log(r.words_b + 1) for r in fitted], dtype=np.float64)
+    y = np.array([1.0 if r.verdict == "1" else 0.0 for r in fitted], dtype=np.float64)
+    if keep.size < _MIN_LC_ITEMS:
+        needed = f"the length-controlled win rate needs at least {_MIN_LC_ITEMS}"
+        out["length_controlled_note"] = f"only {keep.size} decisive verdicts; {needed}"
+        return out
+    spread = float(x.std())
+    if spread <= 0.0:
+        out["length_controlled_note"] = (
+            "the word counts of a and b do not differ in any decisive item (or were not recorded), "
+            "so the verdicts cannot be separated from length"
+        )
+        return out
+    z = x / spread
+    b0, b1 = stats.fit_logistic(z, y)
+    out["length_controlled_win_rate"] = float(stats.sigmoid(np.array([b0]))[0])
+
+    def replicates(weights: FloatArray) -> FloatArray:
+        drawn = weights[:, keep]
+        intercepts, _ = stats.fit_logistic_batch(z, y, drawn, start=(b0, b1))
+        # A resample with too few decisive draws has no fit either: undefined, left out of the percentiles.
+        enough: FloatArray = np.where(drawn.sum(axis=1) >= _MIN_LC_ITEMS, stats.sigmoid(intercepts), np.nan)
+        return enough
+
+    figures.others["length_controlled_win_rate"] = replicates
+    return out
+
+
+def _style(items: Sequence[ItemResult], score: FloatArray, decisive: FloatArray, figures: _Figures) -> dict[str, Any]:
+    """Style bias: P(more formatted answer wins), the style-controlled win rate, the judge's style coefficients."""
+    # "More formatted" = more markdown features in all (Style.total); items whose answers carry as many
+    # features each, or whose styles were not recorded, are left out of styled_wins.
+    has = _mask(items, lambda r: r.style_a is not None and r.style_b is not None)
+    totals = np.array([_total(r.style_a) - _total(r.style_b) for r in items], dtype=np.float64)
+    differs = decisive * has * (totals != 0)
+    styled_won = differs * ((totals > 0) == (score > 0.5))
+    figures.rates["styled_wins"] = (styled_won, differs)
+    out: dict[str, Any] = {"styled_wins": _point(styled_won, differs), "styled_wins_n": int(differs.sum())}
+    if not has.any():
+        out["style_note"] = NO_STYLE_NOTE
+    out.update(_style_controlled(items, decisive * has, figures))
+    return out
+
+
+def _style_controlled(items: Sequence[ItemResult], decisive: FloatArray, figures: _Figures) -> dict[str, Any]:
+    """The win rate at equal length and formatting from one logistic fit of the decisive verdicts."""
+    # The length-controlled model with the style features added (after Arena-Hard-Auto's style control):
+    # logit P(a wins) = b0 + b_length * z_length + sum_f b_f * z_f, where each z is a log ratio
+    # log(count_a + 1) - log(count_b + 1) (words for length; headers, list items, ... for the features)
+    # divided by its standard deviation over the fitted items, not centred, so that z = 0 stays "a and b
+    # alike" and SC = sigmoid(b0). A feature enters only when a and b differ in it in at least
+    # _MIN_FEATURE_ITEMS fitted items (a feature seen once would get an arbitrary coefficient). The
+    # coefficients are log-odds per standard deviation: > 0 means the judge favours more of that feature.
+    keep = np.flatnonzero(decisive)
+    fitted = [items[int(i)] for i in keep]
+    out: dict[str, Any] = {
+        "style_controlled_win_rate": None,
+        "style_controlled_n": len(fitted),
+        "style_coefficients": {},
+    }
+    if keep.size < _MIN_SC_ITEMS:
+        needed = f"the style-controlled win rate needs at least {_MIN_SC_ITEMS}"
+        out["style_controlled_note"] = f"only {keep.size} decisive verdicts with recorded styles; {needed}"
+        return out
+    names, z = _style_covariates(fitted)
+    if not any(name in FEATURES for name in names):
+        out["style_controlled_note"] = (
+            f"a and b do not differ in any one formatting feature in {_MIN_FEATURE_ITEMS} or more decisive "
+            "items, so the verdicts cannot be separated from formatting"
+        )
+        return out
+    design = np.column_stack([np.ones(len(fitted)), z])
+    y = np.array([1.0 if r.verdict == "1" else 0.0 for r in fitted], dtype=np.float64)
+    beta = stats.fit_logistic_many(design, y, np.ones((1, len(fitted))))[0]
+    out["style_controlled_win_rate"] = float(stats.sigmoid(beta[:1])[0])
+    out["style_coefficients"] = {name: float(b) for name, b in zip(names, beta[1:], strict=True)}
+
+    def replicates(weights: FloatArray) -> FloatArray:
+        drawn = weights[:, keep]
+        intercepts = stats.fit_logistic_many(design, y, drawn, start=beta)[:, 0]
+        enough: FloatArray = np.where(drawn.sum(axis=1) >= _MIN_SC_ITEMS, stats.sigmoid(intercepts), np.nan)
+        return enough
+
+    figures.others["style_controlled_win_rate"] = replicates
+    return out
+
+
+def _style_covariates(rows: Sequence[ItemResult]) -> tuple[list[str], FloatArray]:
+    """The covariates of a style-controlled fit: their names ("length", then features) and scaled columns."""
+    # Shared by the style-controlled win rate and the style-controlled ratings: log ratios of a over b,
+    # divided by their standard deviation; length enters when it varies, a feature when a and b differ in
+    # it in at least _MIN_FEATURE_ITEMS rows.
+    columns = {"length": [math.log(r.words_a + 1) - math.log(r.words_b + 1) for r in rows]}
+    columns |= {name: [] for name in FEATURES}
+    for r in rows:
+        a = r.style_a.as_dict() if r.style_a is not None and r.style_b is not None else None
+        b = r.style_b.as_dict() if r.style_a is not None and r.style_b is not None else None
+        for name in FEATURES:
+            columns[name].append(0.0 if a is None or b is None else math.log(a[name] + 1) - math.log(b[name] + 1))
+    names, scaled = [], []
+    for name, values in columns.items():
+        x = np.array(values, dtype=np.float64)
+        differs = int(np.count_nonzero(x))
+        spread = float(x.std()) if x.size else 0.0
+        if spread > 0.0 and (name == "length" or differs >= _MIN_FEATURE_ITEMS):
+            names.append(name)
+            scaled.append(x / spread)
+    z = np.column_stack(scaled) if scaled else np.empty((len(rows), 0))
+    return names, z
+
+
+def _soft(items: Sequence[ItemResult], scored: FloatArray, figures: _Figures, requested: bool) -> dict[str, Any]:
+    """Mean soft preference (P(a preferred) from log-probabilities) over the items that have one."""
+    has = scored * _mask(items, lambda r: r.soft is not None)
+    values = np.array([r.soft if r.soft is not None else 0.0 for r in items], dtype=np.float64) * has
+    figures.rates["soft_win_rate"] = (values, has)
+    out: dict[str, Any] = {"soft_win_rate": _point(values, has), "soft_n": int(has.sum())}
+    if out["soft_win_rate"] is None and requested:  # no note when nobody asked for log-probabilities
+        out["soft_note"] = SOFT_NOTE
+    return out
+
+
+def _human_labels(
+    items: Sequence[ItemResult], scored: FloatArray, threshold: float, figures: _Figures
+) -> dict[str, Any]:
+    """Agreement with the human label (all and decisive verdicts), Cohen's kappa and the rubric warning."""
+    labelled = scored * _mask(items, lambda r: r.human in ("1", "2"))
+    match = labelled * _mask(items, lambda r: r.verdict == r.human)
+    both_decisive = labelled * _mask(items, lambda r: r.verdict in ("1", "2"))
+    figures.rates["human_agreement"] = (match, labelled)
+    figures.rates["human_agreement_decisive"] = (match * both_decisive, both_decisive)
+    out: dict[str, Any] = {
+        "human_agreement": _point(match, labelled),
+        "human_agreement_n": int(labelled.sum()),
+        "human_agreement_decisive": _point(match * both_decisive, both_decisive),
+        "human_agreement_decisive_n": int(both_decisive.sum()),
+    }
+    # Kappa table: rows = judge verdict, columns = human label, categories 1 / 2 / tie; one-hot per item.
+    onehot = np.zeros((len(items), 9))
+    for i, r in enumerate(items):
+        if scored[i] and r.human in _KAPPA_LABELS and r.verdict in _KAPPA_LABELS:
+            onehot[i, 3 * _KAPPA_LABELS.index(r.verdict) + _KAPPA_LABELS.index(r.human)] = 1.0
+    out["cohen_kappa"] = stats.cohen_kappa(onehot.sum(axis=0).reshape(3, 3))
+    out["cohen_kappa_n"] = int(onehot.sum())
+    if out["cohen_kappa"] is not None:
+        figures.others["cohen_kappa"] = lambda w: stats.cohen_kappa_batch((w @ onehot).reshape(-1, 3, 3))
+    agreement = out["human_agreement"]
+    warned = agreement is not None and agreement < threshold
+    out["agreement_threshold"] = threshold
+    out["agreement_warning"] = warned
+    out["agreement_message"] = (
+        f"human agreement is {agreement:.1%} on {out['human_agreement_n']} labelled items, below the "
+        f"threshold of {100 * threshold:g}%: the rubric is not good enough yet; rewrite it and measure again"
+        if warned
+        else None
+    )
+    return out
+
+
+def _human_votes(items: Sequence[ItemResult], scored: FloatArray, figures: _Figures) -> dict[str, Any]:
+    """Agreement with a randomly chosen human vote (with and without ties) and between two humans."""
+    # As defined in Zheng et al. 2023 (MT-Bench): the probability that a random human vote on a random item
+    # equals the verdict, i.e. per item the fraction of matching votes, averaged over items. (FastChat's
+    # compute_agreement.py pools all votes instead, which weights items by their number of votes.) Without
+    # ties: tie votes are dropped, and items whose verdict is a tie or that have no non-tie vote are left out.
+    # Human-human: per item with >= 2 votes, the share of ordered pairs of distinct annotators that agree.
+    n = len(items)
+    agree, has = np.zeros(n), np.zeros(n)
+    agree_nt, has_nt = np.zeros(n), np.zeros(n)
+    pairs, has_pairs = np.zeros(n), np.zeros(n)
+    for i, r in enumerate(items):
+        votes = list(r.human_votes)
+        if not scored[i] or not votes:
+            continue
+        agree[i], has[i] = votes.count(r.verdict) / len(votes), 1.0
+        decisive_votes = [v for v in votes if v != "tie"]
+        if r.verdict in ("1", "2") and decisive_votes:
+            agree_nt[i], has_nt[i] = decisive_votes.count(r.verdict) / len(decisive_votes), 1.0
+        m = len(votes)
+        if m >= 2:
+            same = sum(c * (c - 1) for c in Counter(votes).values())
+            pairs[i], has_pairs[i] = same / (m * (m - 1)), 1.0
+    rates = {
+        "human_vote_agreement": (agree, has),
+        "human_vote_agreement_no_ties": (agree_nt, has_nt),
+        "human_human_agreement": (pairs, has_pairs),
+    }
+    figures.rates.update(rates)
+    out: dict[str, Any] = {}
+    for name, (num, den) in rates.items():
+        out[name] = _point(num, den)
+        out[f"{name}_n"] = int(den.sum())
+    return out
+
+
+def _self_preference(
+    items: Sequence[ItemResult], scored: FloatArray, score: FloatArray, family: str, figures: _Figures
+) -> dict[str, Any]:
+    """Score of the judge's own-family answer over items where exactly one answer comes from that family."""
+    needle = family.lower()
+    own_a = _mask(items, lambda r: needle in (r.model_a or "").lower())
+    own_b = _mask(items, lambda r: needle in (r.model_b or "").lower())
+    mixed = scored * (own_a != own_b)
+    own_score = mixed * np.where(own_a > 0, score, 1.0 - score)
+    figures.rates["self_preference"] = (own_score, mixed)
+    return {"family": family, "n": int(mixed.sum()), "own_win_rate": _point(own_score, mixed)}
+
+
+def _intervals(
+    n: int, resamples: int, seed: int, figures: _Figures, summary: Mapping[str, Any]
+) -> dict[str, list[float] | None]:
+    """95% percentile intervals of every figure from one item bootstrap (None where the figure is None)."""
+    # One draw of item multiplicities per resample serves every figure, so the intervals are mutually
+    # coherent; a replicate where a figure is undefined (e.g. no two-order item drawn) is left out of its
+    # percentiles. Ratio figures are vectorised as counts @ numerator / counts @ denominator.
+    names = [name for name in _CI_ORDER if name in summary]
+    wanted = [name for name in names if _figure_value(summary, name) is not None]
+    rate_names = [name for name in wanted if name in figures.rates]
+    other_names = [name for name in wanted if name not in figures.rates]
+    collected: dict[str, list[FloatArray]] = {name: [] for name in wanted}
+    if rate_names:
+        numerators = np.stack([figures.rates[name][0] for name in rate_names], axis=1)
+        denominators = np.stack([figures.rates[name][1] for name in rate_names], axis=1)
+    for counts in stats.bootstrap_counts(n, resamples, seed):
+        if rate_names:
+            values = stats.ratio(counts @ numerators, counts @ denominators)
+            for j, name in enumerate(rate_names):
+                collected[name].append(values[:, j])
+        for name in other_names:
+            collected[name].append(figures.others[name](counts))
+    out: dict[str, list[float] | None] = {}
+    for name in names:
+        parts = collected.get(name)
+        out[name] = stats.percentile_interval(np.concatenate(parts)) if parts else None
+    return out
+
+
+# --- helpers ---------------------------------------------------------------------------------------------
+
+
+def _figure_value(summary: Mapping[str, Any], name: str) -> Any:
+    """The point value of figure `name` in the summary (self_preference lives in a nested dict)."""
+    if name == "self_preference":
+        return summary["self_preference"]["own_win_rate"]
+    return summary.get(name)
+
+
+def _total(style: Style | None) -> int:
+    """All markdown features of an answer (0 when not recorded)."""
+    return 0 if style is None else style.total
+
+
+def _mask(items: Iterable[ItemResult], test: Callable[[ItemResult], bool]) -> FloatArray:
+    """A 0/1 float array: test(item) per item."""
+    return np.array([1.0 if test(r) else 0.0 for r in items], dtype=np.float64)
+
+
+def _point(numerator: FloatArray, denominator: FloatArray) -> float | None:
+    """sum(numerator) / sum(denominator) as a float, None when the denominator is 0."""
+    total = float(denominator.sum())
+    return float(numerator.sum()) / total if total > 0 else None
+
+
+def _positional(r: ItemResult) -> list[str]:
+    """The item's positional replies (call2 only when that order exists)."""
+    return [r.call1] if r.call2 is None else [r.call1, r.call2]
+
+
+def _majority(labels: Sequence[str], sides: tuple[str, str]) -> str:
+    """The side named by more labels ("tie" when neither leads); "error" when every label is "error"."""
+    if labels and all(label == "error" for label in labels):
+        return "error"
+    first, second = labels.count(sides[0]), labels.count(sides[1])
+    if first == second:
+        return "tie"
+    return sides[0] if first > second else sides[1]
+
+
+def _first_difference(expected: Sequence[str], actual: Sequence[str]) -> str:
+    """A short description of where two id lists first differ."""
+    for position, (want, got) in enumerate(zip(expected, actual, strict=False)):
+        if want != got:
+            return f"(position {position}: {got!r} where {want!r} was expected)"
+    return f"(count {len(actual)} where {len(expected)} were expected)"

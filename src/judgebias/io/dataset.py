@@ -1,0 +1,204 @@
+"""Reading a dataset: every line checked before the first judge call, every error naming file, line and field.
+
+Deliberate choices (documented in README): blank lines are skipped; an answer may be empty (an empty answer is
+a real, bad answer) but must be a string; a question must contain a non-space character; ids are strings,
+unique; `prompt` is accepted for `question`; any other field is kept and passed through.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+from collections.abc import Iterator
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from judgebias.core.errors import UserError
+from judgebias.core.item import Item
+from judgebias.core.style import strip_markdown as plain_text
+from judgebias.core.style import style_of
+from judgebias.io.jsonl import json_lines
+
+HUMAN_LABELS = ("1", "2", "tie")
+EMBEDDED = "embedded"  # data.root value for datasets shipped inside the package
+SHARED = "shared"  # data.root value for the shared datasets under $JUDGEBIAS_DATA_ROOT
+SHARED_ROOT_ENV = "JUDGEBIAS_DATA_ROOT"
+FENCED = re.compile(r"\A```[^\n]*\n(.*?)\n?```\Z", re.DOTALL)
+
+
+def resolve_path(path: str, root: str | None) -> Path:
+    """Where a dataset file is: in the package (root=embedded), under $JUDGEBIAS_DATA_ROOT (root=shared), under
+    `root` when it is a folder, else as written (relative to the launch folder). Always an absolute path, so every
+    error names the file that was really looked for."""
+    if root == EMBEDDED:
+        return Path(str(resources.files("judgebias") / "datasets" / path))
+    if os.path.isabs(path):
+        return Path(path)
+    if root == SHARED:
+        return _shared_root(path) / path
+    if root is None:
+        return Path(path).expanduser().absolute()
+    base = Path(root).expanduser().absolute()
+    if not base.is_dir():
+        raise UserError(
+            f"data.root={root!r} is {str(base)!r}, which is not a folder: pass the folder that holds {path}"
+        )
+    return base / path
+
+
+def _shared_root(path: str) -> Path:
+    """The shared datasets' folder from $JUDGEBIAS_DATA_ROOT, read now and resolved (a relative value is read
+    from the current folder, and the error shows where that led)."""
+    value = os.environ.get(SHARED_ROOT_ENV)
+    if not value:
+        raise UserError(
+            f"{path} is in the shared datasets and {SHARED_ROOT_ENV} is not set: point it at the folder that "
+            f"holds them (export {SHARED_ROOT_ENV}=/path/to/shared/data) or pass data.root=/path/to/shared/data"
+        )
+    base = Path(value).expanduser().absolute()
+    if not base.is_dir():
+        relative = (
+            "" if os.path.isabs(os.path.expanduser(value)) else f" (relative to the current folder {os.getcwd()})"
+        )
+        raise UserError(
+            f"{SHARED_ROOT_ENV}={value!r} is {str(base)!r}{relative}, which is not a folder: set it to the absolute "
+            "path of the shared data folder"
+        )
+    return base
+
+
+def load_items(path: Path) -> list[Item]:
+    """All items of a JSONL file, or a UserError naming the file, line and field of the first problem."""
+    items: list[Item] = []
+    seen: dict[str, int] = {}
+    for number, record in _records(path):
+        item = _item(record, path, number)
+        if item.id in seen:
+            raise UserError(f"{path}:{number}: field 'id': duplicate id {item.id!r} (first on line {seen[item.id]})")
+        seen[item.id] = number
+        items.append(item)
+    if not items:
+        raise UserError(f"{path}: the dataset is empty: it needs at least one JSON object per line")
+    return items
+
+
+def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, JSON object) for each non-blank line."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such data file (check data.path and data.root)") from None
+    except IsADirectoryError:
+        raise UserError(f"{path}: is a folder, not a JSONL data file (check data.path)") from None
+    for number, record in json_lines(_text_lines(raw, path), path, column=True):
+        if not isinstance(record, dict):
+            raise UserError(f"{path}:{number}: expected a JSON object, got {type(record).__name__}")
+        _check_encodable(record, path, number)
+        yield number, record
+
+
+def _text_lines(raw: bytes, path: Path) -> Iterator[str]:
+    """Each line of the file as text (a UTF-8 byte order mark allowed at the start), decoded as it is read."""
+    for number, line in enumerate(raw.split(b"\n"), start=1):
+        try:
+            text = line.decode("utf-8-sig" if number == 1 else "utf-8")
+        except UnicodeDecodeError as error:
+            raise UserError(
+                f"{path}:{number}: not UTF-8 text (byte {error.start + 1}): save the file as UTF-8"
+            ) from None
+        yield text
+
+
+def _check_encodable(record: dict[str, Any], path: Path, number: int) -> None:
+    """Refuse a lone surrogate escape ("\\ud83d" without its pair): it is not text, and no request could carry it."""
+    for field, value in record.items():
+        try:
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError as error:
+            bad = error.object[error.start : error.end].encode("unicode_escape").decode("ascii")
+            raise UserError(
+                f"{path}:{number}: field {field!r}: contains {bad}, half of a UTF-16 surrogate pair, which is not "
+                f"text: fix the line (an emoji escape needs both halves, e.g. \\ud83d\\ude00)"
+            ) from None
+
+
+def _item(record: dict[str, Any], path: Path, number: int) -> Item:
+    """One validated item from one JSON object."""
+
+    def fail(field: str, problem: str) -> UserError:
+        return UserError(f"{path}:{number}: field {field!r}: {problem}")
+
+    def text(field: str, *, required: bool = True, nonblank: bool = False) -> str | None:
+        value = record.get(field)
+        if value is None:
+            if required:
+                raise fail(field, "missing")
+            return None
+        if not isinstance(value, str):
+            raise fail(field, f"must be a string, got {type(value).__name__} {json.dumps(value)[:40]}")
+        if nonblank and not value.strip():
+            raise fail(field, "is empty or only whitespace")
+        return value
+
+    question_field = "question" if "question" in record or "prompt" not in record else "prompt"
+    item_id = text("id", nonblank=True)
+    question = text(question_field, nonblank=True)
+    a, b = text("a"), text("b")
+    human = text("human", required=False)
+    if human is not None and human not in HUMAN_LABELS:
+        raise fail("human", f"must be one of {', '.join(HUMAN_LABELS)} or null, got {human!r}")
+    votes = record.get("human_votes") or []
+    if not isinstance(votes, list) or any(v not in HUMAN_LABELS for v in votes):
+        raise fail("human_votes", f"must be a list of {', '.join(HUMAN_LABELS)}")
+    model_a, model_b = text("model_a", required=False), text("model_b", required=False)
+    known = {"id", question_field, "a", "b", "human", "human_votes", "model_a", "model_b"}
+    assert item_id is not None and question is not None and a is not None and b is not None
+    return Item(
+        id=item_id,
+        question=question,
+        a=a,
+        b=b,
+        human=human,
+        human_votes=tuple(votes),
+        model_a=model_a,
+        model_b=model_b,
+        extra={k: v for k, v in record.items() if k not in known},
+    )
+
+
+def normalize_items(
+    items: list[Item], *, strip: bool, truncate_words: int | None, strip_markdown: bool = False
+) -> list[Item]:
+    """The items as judged, each answer normalised, with the formatting of the answers as written recorded."""
+    # style_a/style_b count the features of the answer after strip and truncation but before strip_markdown:
+    # a run that strips the markdown still knows which answer was the more formatted one, so its styled_wins
+    # shows whether stripping removed the judge's preference for it.
+    out = []
+    for item in items:
+        a = normalize_answer(item.a, strip=strip, truncate_words=truncate_words)
+        b = normalize_answer(item.b, strip=strip, truncate_words=truncate_words)
+        style_a, style_b = style_of(a), style_of(b)
+        if strip_markdown:
+            a = normalize_answer(item.a, strip=strip, truncate_words=truncate_words, strip_markdown=True)
+            b = normalize_answer(item.b, strip=strip, truncate_words=truncate_words, strip_markdown=True)
+        out.append(dataclasses.replace(item, a=a, b=b, style_a=style_a, style_b=style_b))
+    return out
+
+
+def normalize_answer(text: str, *, strip: bool, truncate_words: int | None, strip_markdown: bool = False) -> str:
+    """Strip whitespace and a whole-answer fence, render markdown as plain text, then cut to `truncate_words`."""
+    if strip:
+        text = text.strip()
+        fenced = FENCED.match(text)
+        if fenced:
+            text = fenced.group(1).strip()
+    if strip_markdown:
+        text = plain_text(text)
+    if truncate_words is not None:
+        words = text.split()
+        if len(words) > truncate_words:
+            text = " ".join(words[:truncate_words])
+    return text

@@ -1,0 +1,25 @@
+"""JSONL text read line by line: a line that is not JSON is named by file and line, never a traceback."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from judgebias.core.errors import UserError
+
+
+def json_lines(lines: Iterable[str], source: object, *, column: bool = False) -> Iterator[tuple[int, Any]]:
+    """(line number, value) for each non-blank line; "SOURCE:LINE: not valid JSON (why)" for one that is not.
+
+    `column` adds where on the line the JSON broke, for files people edit by hand.
+    """
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as error:
+            where = f" at column {error.colno}" if column else ""
+            raise UserError(f"{source}:{number}: not valid JSON ({error.msg}{where})") from None
+        yield number, value

@@ -1,0 +1,308 @@
+"""Files a run writes and the summary it prints. Field names here are a contract other tools read.
+
+verdicts.jsonl is streamed to `verdicts.jsonl.part` as items are decided and renamed when the run completes, so
+a finished run's files are whole and an interrupted run's partial file says what it is.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import platform
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, cast
+
+from judgebias.backends import Judging
+from judgebias.config.schema import Config, judges_of
+from judgebias.core.item import Item
+from judgebias.core.record import CallFields, CallResult, ItemResult, Request, Summary, VerdictLine
+from judgebias.core.tokens import estimate_prompt_tokens
+from judgebias.core.verdict import item_pick, item_winner
+from judgebias.figures.formatting import ci_text, pct
+from judgebias.io.files import write_csv, write_json
+from judgebias.io.revision import git_revision
+from judgebias.io.versions import installed_versions
+
+PACKAGES = ("judgebias", "hydra-core", "omegaconf", "openai", "tenacity", "diskcache", "numpy")
+
+
+class VerdictWriter:
+    """Streams one verdicts.jsonl line per item, in dataset order, as items are decided."""
+
+    def __init__(self, out_dir: Path, *, ensemble: bool) -> None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        self.final = out_dir / "verdicts.jsonl"
+        self.partial = out_dir / "verdicts.jsonl.part"
+        self.ensemble = ensemble
+        self.lines = 0
+        self.file = self.partial.open("w", encoding="utf-8")
+
+    def write(self, item: Item, rows: dict[str, ItemResult], combined: ItemResult) -> None:
+        """One item's line: the judge's row, or the ensemble's `combined` row with every judge's calls inside."""
+        if not self.ensemble:
+            line = verdict_line(item, combined)
+        else:
+            line = verdict_line(item, combined, with_calls=False)
+            line["judges"] = {name: _judge_fields(row) for name, row in rows.items()}
+        self.file.write(json.dumps(line, ensure_ascii=False) + "\n")
+        self.lines += 1
+
+    def commit(self) -> None:
+        """The run completed: the file becomes verdicts.jsonl."""
+        self.file.close()
+        os.replace(self.partial, self.final)
+
+    def abandon(self) -> None:
+        """The run stopped early: keep what was decided in verdicts.jsonl.part (no file when nothing was)."""
+        self.file.close()
+        if not self.lines:
+            self.partial.unlink(missing_ok=True)
+
+
+def verdict_line(item: Item, row: ItemResult, *, with_calls: bool = True) -> VerdictLine:
+    """The verdicts.jsonl object for one item."""
+    line: VerdictLine = {
+        "id": row.id,
+        "verdict": row.verdict,
+        "winner": item_winner(row.verdict),
+        "call1": row.call1,
+        "call2": row.call2,
+        "consistent": row.consistent,
+    }
+    if with_calls:
+        line = cast(VerdictLine, line | _calls_fields(row))  # call1/call2/consistent keep their places
+    if item.human is not None:
+        line["human"] = item.human
+    if item.human_votes:
+        line["human_votes"] = list(item.human_votes)
+    if item.model_a is not None or item.model_b is not None:
+        line["model_a"] = item.model_a
+        line["model_b"] = item.model_b
+    line["chars_a"] = row.chars_a
+    line["chars_b"] = row.chars_b
+    line["words_a"] = row.words_a
+    line["words_b"] = row.words_b
+    if row.style_a is not None and row.style_b is not None:
+        line["style_a"] = row.style_a.as_dict()
+        line["style_b"] = row.style_b.as_dict()
+    if row.soft is not None:
+        line["soft"] = row.soft
+    return line
+
+
+def _calls_fields(row: ItemResult) -> CallFields:
+    """raw1/raw2, cached1/cached2, and errors, probabilities and random tags where present."""
+    fields: dict[str, Any] = {
+        "call1": row.call1,
+        "call2": row.call2,
+        "consistent": row.consistent,
+        "pick1": item_pick(row.call1, 1),
+        "pick2": item_pick(row.call2, 2),
+    }
+    for index, call in enumerate(_padded(row.calls), start=1):
+        fields[f"raw{index}"] = call.raw if call else None
+        fields[f"cached{index}"] = call.cached if call else None
+        if call and call.error:
+            fields[f"error{index}"] = call.error
+        if call and call.probs:
+            fields[f"probs{index}"] = call.probs
+        if call and call.tag_first:
+            fields[f"labels{index}"] = [call.tag_first, call.tag_second]
+    return cast(CallFields, fields)  # the numbered keys are built in a loop; CallFields names each of them
+
+
+def _judge_fields(row: ItemResult) -> CallFields:
+    """One judge's entry in an ensemble line: its calls, then its own verdict."""
+    fields = _calls_fields(row)
+    fields["verdict"] = row.verdict
+    return fields
+
+
+def _padded(calls: tuple[CallResult, ...]) -> list[CallResult | None]:
+    return [*calls, None][:2] if len(calls) < 2 else list(calls[:2])
+
+
+def write_run(out_dir: Path, config: Config, summary: Summary, ratings: list[dict[str, Any]]) -> None:
+    """summary.json, ratings.csv (when several models were compared), provenance.json and report.html."""
+    write_json(out_dir / "summary.json", summary)
+    if ratings:
+        write_ratings(out_dir / "ratings.csv", ratings)
+    write_json(out_dir / "provenance.json", provenance(config, summary))
+    if config.report:
+        from judgebias.report.run_report import write_report  # its template machinery only when a report is wanted
+
+        write_report(out_dir, summary, ratings)
+
+
+def write_ratings(path: Path, ratings: Iterable[dict[str, Any]]) -> None:
+    """ratings.csv: model, rating, low, high, rank, n (the items the model appears in), then the same with style
+    control (style_rating, style_low, style_high, style_rank; empty when the answers never differ in formatting)."""
+    columns = ["model", "rating", "low", "high", "rank", "n", "style_rating", "style_low", "style_high", "style_rank"]
+    write_csv(path, columns, ratings)
+
+
+def config_hash(config: Config) -> str:
+    """A hash of what defines the experiment (judges, rubric, data), to tell runs of the same setup apart."""
+    plain = {
+        "judges": {name: dataclasses.asdict(judge) for name, judge in judges_of(config).items()},
+        "rubric": dataclasses.asdict(config.rubric),
+        "data": dataclasses.asdict(config.data),
+    }
+    return hashlib.sha256(json.dumps(plain, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def provenance(config: Config, summary: Summary) -> dict[str, Any]:
+    """Where the numbers came from: resolved config (it holds env var names, never keys), versions, git revision."""
+    versions = installed_versions(PACKAGES)
+    return {
+        "config": dataclasses.asdict(config),  # the typed, resolved Config: as OmegaConf.to_container gives it
+        "config_hash": config_hash(config),
+        "models_reported": summary.get("models_reported", []),
+        "python": platform.python_version(),
+        "packages": versions,
+        "git_revision": git_revision(Path(__file__).resolve().parent),
+        "argv": sys.argv[1:],
+    }
+
+
+def dry_run_estimate(
+    config: Config,
+    judgings: list[Judging],
+    items: list[Item],
+    calls: Iterable[tuple[Judging, Item, Request, str | None, dict[str, Any] | None]],
+) -> dict[str, Any]:
+    """Calls that would go live (cache misses), estimated tokens and cost; nothing is called.
+
+    `calls` are the run's calls with their cache keys and hits, as the runner looks them up (a None key: a free
+    judge, never cached).
+    """
+    per_judge: dict[str, dict[str, Any]] = {
+        j.name: {
+            "calls": 0,
+            "calls_live": 0,
+            "calls_cached": 0,
+            "calls_offline": 0,
+            "prompt_tokens_est": 0,
+            "cost_usd_est": 0.0,
+            "cost_usd_est_batch": 0.0,
+        }
+        for j in judgings
+    }
+    seen: set[str] = set()
+    for judging, _item, request, key, hit in calls:
+        entry = per_judge[judging.name]
+        entry["calls"] += 1
+        if key is None:  # a judge that sends no request: nothing goes live, nothing costs
+            entry["calls_offline"] += 1
+            continue
+        if key in seen or hit is not None:
+            entry["calls_cached"] += 1
+            continue
+        seen.add(key)
+        tokens = estimate_prompt_tokens(request.messages)
+        entry["calls_live"] += 1
+        entry["prompt_tokens_est"] += tokens
+        cost = (
+            tokens * judging.config.price_input_per_mtok
+            + (judging.config.max_tokens or 0) * judging.config.price_output_per_mtok
+        ) / 1e6
+        entry["cost_usd_est"] += cost
+        entry["cost_usd_est_batch"] += cost * judging.config.batch_discount
+    return {
+        "dry_run": True,
+        "judge": judgings[0].name if len(judgings) == 1 else "ensemble",
+        "rubric": config.rubric.name,
+        "data": config.data.name,
+        "n_items": len(items),
+        "calls_total": sum(e["calls"] for e in per_judge.values()),
+        "calls_live": sum(e["calls_live"] for e in per_judge.values()),
+        "calls_cached": sum(e["calls_cached"] for e in per_judge.values()),
+        "calls_offline": sum(e["calls_offline"] for e in per_judge.values()),
+        "prompt_tokens_est": sum(e["prompt_tokens_est"] for e in per_judge.values()),
+        "cost_usd_est": round(sum(e["cost_usd_est"] for e in per_judge.values()), 6),
+        "cost_usd_est_batch": round(sum(e["cost_usd_est_batch"] for e in per_judge.values()), 6),
+        "judges": per_judge,
+    }
+
+
+def format_dry_run(estimate: dict[str, Any]) -> str:
+    """The dry run's one-screen account."""
+    return (
+        f"dry run: {estimate['judge']} / {estimate['rubric']} / {estimate['data']}: {estimate['n_items']} items, "
+        f"{estimate['calls_total']} calls: {estimate['calls_live']} would go live, {estimate['calls_cached']} cached, "
+        f"{estimate['calls_offline']} answered offline; "
+        f"about {estimate['prompt_tokens_est']} prompt tokens, about ${estimate['cost_usd_est']:.4f} live or "
+        f"${estimate['cost_usd_est_batch']:.4f} as a batch (judge.mode=batch). Nothing was called."
+    )
+
+
+def format_summary(summary: Summary) -> str:
+    """The clean one-screen summary printed at the end of a run."""
+    s = summary
+    intervals = s.get("ci") or {}
+    lines = [
+        f"judgebias  judge={s['judge']}  rubric={s['rubric']}  data={s['data']}  status={s['status']}",
+        f"  items: {s['n_items']}   wins/ties/losses of a: {s['wins']}/{s['ties']}/{s['losses']}",
+        f"  win_rate: {pct(s['win_rate'])}{ci_text(intervals.get('win_rate'))}   "
+        f"consistent-only: {pct(s.get('win_rate_consistent'))}   pooled: {pct(s.get('win_rate_pooled'))}",
+        f"  position_consistency: {pct(s['position_consistency'])}{ci_text(intervals.get('position_consistency'))}   "
+        f"biased_first: {pct(s['biased_first'])}   biased_second: {pct(s['biased_second'])}",
+    ]
+    if s.get("first_position_p") is not None:
+        score = "n/a" if s.get("preference_score") is None else f"{s['preference_score']:+.2f}"
+        lines.append(
+            f"  position preference: score {score} (negative = first slot), "
+            f"sign test p = {s['first_position_p']:.3g} on {s.get('first_position_n')} position-following items"
+        )
+    if s.get("length_controlled_win_rate") is not None or s.get("longer_wins") is not None:
+        lines.append(
+            f"  length: longer answer wins {pct(s.get('longer_wins'))} of decisive verdicts; "
+            f"length-controlled win_rate {pct(s.get('length_controlled_win_rate'))}"
+        )
+    if s.get("styled_wins") is not None:
+        lines.append(
+            f"  style: more formatted answer wins {pct(s['styled_wins'])}{ci_text(intervals.get('styled_wins'))} "
+            f"of {s.get('styled_wins_n')} decisive verdicts; style-controlled win_rate "
+            f"{pct(s.get('style_controlled_win_rate'))}"
+        )
+    if "human_agreement" in s:
+        lines.append(
+            f"  human_agreement: {pct(s['human_agreement'])}{ci_text(intervals.get('human_agreement'))} on {s['human_agreement_n']} "
+            f"labelled items   decisive-only: {pct(s.get('human_agreement_decisive'))}   kappa: "
+            + ("n/a" if s.get("cohen_kappa") is None else f"{s['cohen_kappa']:.2f}")
+        )
+        if s.get("human_human_agreement") is not None:
+            lines.append(
+                f"  vs a random human vote: {pct(s.get('human_vote_agreement'))} "
+                f"(human-human ceiling {pct(s['human_human_agreement'])})"
+            )
+    if s.get("soft_win_rate") is not None:
+        lines.append(f"  soft_win_rate: {pct(s['soft_win_rate'])}")
+    offline = s.get("calls_offline", 0)
+    answered = f"calls_offline: {offline}" if offline else f"calls_live: {s['calls_live']}"
+    lines.append(
+        f"  calls_total: {s['calls_total']}   {answered}   calls_cached: {s['calls_cached']}   "
+        f"invalid replies: {s['n_invalid']}   failed calls: {s['failed_calls']}"
+        + (f"   calls_batched: {s['calls_batched']}" if s.get("calls_batched") else "")
+    )
+    if offline and offline == s["calls_total"]:
+        lines.append("  tokens: none (an offline judge sends no request)   cost_usd: 0.0000")
+    else:
+        lines.append(
+            f"  tokens: {s['prompt_tokens']} in / {s['completion_tokens']} out   cost_usd: {s['cost_usd']:.4f}   "
+            f"saved_usd: {s['saved_usd']:.4f}"
+        )
+    for judge, figures in (s.get("judges") or {}).items():
+        lines.append(
+            f"  - {judge}: win_rate {pct(figures['win_rate'])}  consistency {pct(figures['position_consistency'])}  "
+            f"first {pct(figures['biased_first'])}  second {pct(figures['biased_second'])}"
+        )
+    for note in s.get("notes", []):
+        lines.append(f"  note: {note}")
+    if s.get("agreement_warning"):
+        lines.append(f"  WARNING: {s.get('agreement_message')}")
+    return "\n".join(lines)
