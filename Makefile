@@ -1,34 +1,46 @@
 # Set-up is part of every target: a fresh clone needs nothing but Python 3.11 and these commands.
+# `make run` installs what running needs; `make test` adds the development tools and the programs the tests run.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha256sum | cut -c1-12)
+HASH := $(shell cat pyproject.toml | sha256sum | cut -c1-12)
+RUNTIME := $(VENV)/.installed-run-$(HASH)
+DEV := $(VENV)/.installed-dev-$(HASH)
 export JUDGEBIAS_DATA_ROOT ?= $(abspath ../shared/data)
 
-.PHONY: setup run test test-quick lint bench system litellm clean
+.PHONY: setup run test test-quick lint wheel bench system litellm llamacpp clean
 
-$(STAMP): pyproject.toml
+$(RUNTIME): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e ".[dev]"
-	touch $(STAMP)
+	$(BIN)/pip install --quiet -e .
+	touch $(RUNTIME)
 
-setup: $(STAMP)
+$(DEV): $(RUNTIME)
+	$(BIN)/pip install --quiet -e ".[dev]"
+	touch $(DEV)
+
+setup: $(DEV)
 
 ## Run the main job offline: the scripted default judge on the embedded dataset q1.
-run: $(STAMP)
+run: $(RUNTIME)
 	$(BIN)/python -m judgebias.run
 
-## Everything CI runs: lint, format check, type check, the whole test suite (slow and reliability included).
-test: $(STAMP) system litellm
+## Everything CI runs: lint, format check, type check, the wheel as a user installs it, the whole test suite.
+test: $(DEV) system litellm llamacpp
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/mypy src
+	bash tools/check-wheel.sh
 	$(BIN)/pytest
 
-## The quick part only: unit tests, no subprocesses.
-test-quick: $(STAMP)
-	$(BIN)/pytest -m "not slow and not reliability and not browser and not redis and not gateway and not cluster"
+## The quick part only: unit tests, no subprocesses, no services.
+test-quick: $(DEV)
+	$(BIN)/pytest -m "not slow and not reliability and not browser and not redis and not gateway and not cluster and not realmodel"
+
+## A regular wheel in a clean venv: the main job, a sweep and the gate from a folder outside the checkout.
+wheel:
+	bash tools/check-wheel.sh
 
 ## System programs the tests run for real (Debian packages; skipped when present, or with JUDGEBIAS_SKIP_SYSTEM=1).
 system:
@@ -39,9 +51,14 @@ system:
 litellm:
 	@bash tools/install-litellm.sh
 
+## llama.cpp's server and a small open-weight model for the realmodel tests, in .venv-llamacpp and .models
+## (skipped when present, or with JUDGEBIAS_SKIP_LLAMACPP=1).
+llamacpp:
+	@bash tools/install-llamacpp.sh
+
 ## Speed and memory benchmarks: ratios against baselines measured in the same run.
-bench: $(STAMP)
+bench: $(DEV)
 	$(BIN)/python benchmarks/run.py
 
 clean:
-	rm -rf $(VENV) .venv-litellm build *.egg-info src/*.egg-info
+	rm -rf $(VENV) .venv-litellm .venv-llamacpp .venv-wheel .models build *.egg-info src/*.egg-info

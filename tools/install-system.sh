@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Debian packages the test suite runs for real: headless Chromium (report), redis-server (shared cache),
-# slurm-wlm + munge (a private single-node SLURM). Installed only when missing; JUDGEBIAS_SKIP_SYSTEM=1 skips this
+# Debian packages the test suite runs for real: headless Chromium and its driver (report, labelling page),
+# redis-server (shared cache), slurm-wlm + munge (a private single-node SLURM), and cmake + g++ to build llama.cpp's
+# server for the realmodel tests. Installed only when missing; JUDGEBIAS_SKIP_SYSTEM=1 skips this
 # (the tests that need a missing program then skip, naming it).
 set -euo pipefail
 if [ "${JUDGEBIAS_SKIP_SYSTEM:-0}" = "1" ]; then
@@ -9,6 +10,9 @@ if [ "${JUDGEBIAS_SKIP_SYSTEM:-0}" = "1" ]; then
 fi
 need=()
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+command -v chromedriver >/dev/null 2>&1 || need+=(chromium-driver)
+command -v cmake >/dev/null 2>&1 || need+=(cmake)
+command -v g++ >/dev/null 2>&1 || need+=(g++)
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 command -v slurmctld >/dev/null 2>&1 || need+=(slurm-wlm)
 command -v munged >/dev/null 2>&1 || need+=(munge)

@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import ast
+import json
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import judgebias
@@ -70,27 +75,59 @@ def test_the_graph_counts_function_level_imports() -> None:
     assert "judgebias.backends.openai" in import_graph()["judgebias.backends"]
 
 
-def test_the_pure_core_imports_nothing_from_the_edge() -> None:
-    """Verdicts, parsing, prompts, metrics, statistics and the summary import no backend, cache, file or Hydra code."""
-    graph = import_graph()
-    edge = {"judgebias.backends", "judgebias.cache", "judgebias.io.files", "judgebias.io.output", "judgebias.run"}
-    core = [
-        "judgebias.core.verdict",
-        "judgebias.core.parsing",
-        "judgebias.core.prompt",
-        "judgebias.figures.metrics",
-        "judgebias.figures.stats",
-    ]
-    reached = {name: _reachable(graph, name) for name in [*core, "judgebias.figures.summary"]}
-    assert {name: set() for name in reached} == {name: found & edge for name, found in reached.items()}
+PURE_LAYERS = ("core", "figures", "config")  # no Hydra, no SDK, no files, no network: logic a test can call alone
+FORBIDDEN_LIBRARIES = ("hydra", "omegaconf", "openai", "httpx", "httpx2", "diskcache", "redis", "jinja2", "tenacity")
+EDGE_PACKAGES = ("io", "cache", "engine", "backends", "cli", "report", "batch", "devserver")
+EDGE_MODULES = ("run", "check", "aggregate")
 
 
-def _reachable(graph: dict[str, set[str]], start: str) -> set[str]:
-    seen: set[str] = set()
-    stack = [start]
-    while stack:
-        for target in graph[stack.pop()]:
-            if target not in seen:
-                seen.add(target)
-                stack.append(target)
-    return seen
+def pure_modules(package: Path) -> list[str]:
+    """Every module of the pure layers, found on disk, so a new module is checked without an edit here."""
+    root = package.parent
+    found = []
+    for layer in PURE_LAYERS:
+        for path in sorted((package / layer).rglob("*.py")):
+            parts = path.relative_to(root).with_suffix("").parts
+            found.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+    return found
+
+
+def forbidden_after_import(modules: list[str], src: Path) -> dict[str, list[str]]:
+    """For each module, imported alone in a fresh interpreter from `src`: the forbidden modules it loaded."""
+    probe = (
+        "import importlib, json, sys\nimportlib.import_module(sys.argv[1])\nprint(json.dumps(sorted(sys.modules)))\n"
+    )
+    edge = tuple(f"judgebias.{name}" for name in (*EDGE_PACKAGES, *EDGE_MODULES))
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"} | {"PYTHONPATH": str(src)}
+    found: dict[str, list[str]] = {}
+    for module in modules:
+        result = subprocess.run(
+            [sys.executable, "-c", probe, module], env=env, capture_output=True, text=True, check=True
+        )
+        loaded = json.loads(result.stdout)
+        bad = [
+            name
+            for name in loaded
+            if name.split(".")[0] in FORBIDDEN_LIBRARIES or any(name == e or name.startswith(e + ".") for e in edge)
+        ]
+        if bad:
+            found[module] = bad
+    return found
+
+
+def test_the_pure_layers_load_no_hydra_sdk_or_io_code() -> None:
+    """Each module of core/, figures/ and config/, imported alone, loads no Hydra, SDK, store or I/O package."""
+    modules = pure_modules(PACKAGE)
+    assert len(modules) >= 15
+    assert {} == forbidden_after_import(modules, PACKAGE.parent)
+
+
+def test_the_purity_check_fails_on_a_planted_violation(tmp_path: Path) -> None:
+    """A copy of the package with `import omegaconf` planted in one core module fails the check above."""
+    copy = tmp_path / "src" / "judgebias"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    planted = copy / "core" / "tokens.py"
+    planted.write_text(planted.read_text(encoding="utf-8") + "\nimport omegaconf  # planted\n", encoding="utf-8")
+    found = forbidden_after_import(["judgebias.core.tokens", "judgebias.core.item"], copy.parent)
+    assert ["judgebias.core.tokens"] == list(found)
+    assert "omegaconf" in found["judgebias.core.tokens"]
