@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import pytest
+
 from judgebias.backends.scripted import ScriptedJudge
 from judgebias.config.schema import JudgeConfig
 from judgebias.core.item import Item
@@ -43,6 +45,7 @@ def covering(runs: list[dict[str, Any]], name: str, value: float) -> int:
     return sum(s["ci"][name][0] <= value <= s["ci"][name][1] for s in runs)
 
 
+@pytest.mark.statistical
 def test_style_control_removes_the_formatted_judges_advantage() -> None:
     """judge=formatted (style_bias s = 0.6) on equally good answers, 50 runs: styled_wins covers 0.5 + s/2 = 0.8
     and the style-controlled win rate covers the true 0.5 in >= 45, while the raw decisive win rate of a,
@@ -60,6 +63,7 @@ def test_style_control_removes_the_formatted_judges_advantage() -> None:
     assert 50 - covering(runs, "decisive_win_rate", 0.5) >= 45
 
 
+@pytest.mark.statistical
 def test_a_judge_that_ignores_formatting_keeps_its_win_rate_under_style_control() -> None:
     """judge=noisy (first_bias 0) follows the label, a better w.p. 0.7: the style-controlled win rate covers 0.7.
 
