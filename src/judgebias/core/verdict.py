@@ -15,6 +15,7 @@ Outcome = Literal["1", "2", "tie", "error"]
 Judge = Callable[[str, str, str], str]
 
 POSITIONAL_LABELS: tuple[str, ...] = ("A", "B", "tie", "invalid", "error")
+WIN_SCORE: dict[str, float] = {"1": 1.0, "tie": 0.5, "2": 0.0}  # the win rate's weights: win, tie, loss of ans1
 
 
 def translate(call2: str | None) -> str | None:
@@ -90,8 +91,7 @@ def win_rate(judge: Judge, items: Sequence[tuple[str, str, str]]) -> float:
     """Score of model 1 over `items` ((question, ans1, ans2)): win 1, tie 0.5, loss 0, averaged."""
     if not items:
         raise ValueError("win_rate needs at least one item")
-    score = {"1": 1.0, "tie": 0.5, "2": 0.0}
-    return sum(score[reconcile(*_two_calls(judge, *item))] for item in items) / len(items)
+    return sum(WIN_SCORE[reconcile(*_two_calls(judge, *item))] for item in items) / len(items)
 
 
 def position_consistency(judge: Judge, items: Sequence[tuple[str, str, str]]) -> float:

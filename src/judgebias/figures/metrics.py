@@ -20,11 +20,10 @@ from numpy.typing import NDArray
 
 from judgebias.core.record import ItemResult
 from judgebias.core.style import FEATURES, Style
-from judgebias.core.verdict import is_consistent, preference, translate
+from judgebias.core.verdict import WIN_SCORE, is_consistent, preference, translate
 from judgebias.figures import stats
 from judgebias.figures.stats import FloatArray
 
-_SCORE = {"1": 1.0, "tie": 0.5, "2": 0.0}
 _KAPPA_LABELS = ("1", "2", "tie")
 _MIN_LC_ITEMS = 10
 _MIN_SC_ITEMS = 20  # decisive verdicts the style-controlled fit needs (it has up to eight coefficients)
@@ -94,7 +93,7 @@ def summarize(
     items = list(results)
     n = len(items)
     scored = _mask(items, lambda r: r.verdict != "error")
-    score = np.array([_SCORE.get(r.verdict, 0.0) for r in items], dtype=np.float64) * scored
+    score = np.array([WIN_SCORE.get(r.verdict, 0.0) for r in items], dtype=np.float64) * scored
     decisive = _mask(items, lambda r: r.verdict in ("1", "2"))
     orders = 1 if n and all(r.call2 is None for r in items) else 2
     figures = _Figures(rates={}, others={})
@@ -193,7 +192,7 @@ def bradley_terry_ratings(
     # MM algorithm with one virtual tie between every pair of models (see stats.bradley_terry_batch).
     # rating = 400 * log10(strength), shifted so that the mean rating is 1000: 400 points apart = 10:1 odds.
     rows = [r for r in results if r.verdict != "error" and r.model_a and r.model_b and r.model_a != r.model_b]
-    games = [(r.model_a or "", r.model_b or "", _SCORE[r.verdict]) for r in rows]
+    games = [(r.model_a or "", r.model_b or "", WIN_SCORE[r.verdict]) for r in rows]
     models = sorted({m for a, b, _ in games for m in (a, b)})
     if len(models) < 3:
         return []
@@ -374,7 +373,7 @@ def _pooled(items: Sequence[ItemResult], scored: FloatArray, figures: _Figures) 
         for reply in (r.call1, translate(r.call2)):
             outcome = preference(reply)
             if outcome is not None and outcome != "error":
-                total[i] += _SCORE[outcome]
+                total[i] += WIN_SCORE[outcome]
                 count[i] += 1.0
     figures.rates["win_rate_pooled"] = (total * scored, count * scored)
     return {
