@@ -9,10 +9,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, NamedTuple
 
 from judgebias.backends.base import Backend
 from judgebias.config.schema import BackendKind, JudgeConfig, RubricConfig
 from judgebias.core.errors import UserError
+from judgebias.core.item import Item
+from judgebias.core.record import Request
 
 
 @dataclass
@@ -29,6 +32,19 @@ class Judging:
         if not self.key_checked:
             self.backend.check_key()
             self.key_checked = True
+
+
+class Call(NamedTuple):
+    """One call of a run as the runner looked it up: who judges, what, its cache key and its cached reply.
+
+    `key` is None for a free judge (never cached); `hit` is the cached reply's JSON, None on a miss.
+    """
+
+    judging: Judging
+    item: Item
+    request: Request
+    key: str | None
+    hit: dict[str, Any] | None
 
 
 Factory = Callable[[JudgeConfig, RubricConfig, Path | None], Backend]

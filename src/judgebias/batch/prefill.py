@@ -16,16 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from judgebias.backends import Judging
+from judgebias.backends import Call, Judging
 from judgebias.backends.base import Backend
 from judgebias.batch import files as batchfile
 from judgebias.cache import ReplyStore, call_key
 from judgebias.config.schema import JudgeMode, ProgressMode
 from judgebias.core.errors import BatchPending, UserError
-from judgebias.core.item import Item
 from judgebias.core.record import Reply, Request
-
-Call = tuple[Judging, Item, Request, str | None, dict[str, Any] | None]
 
 
 @dataclass

@@ -19,7 +19,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from judgebias.backends import Judging, build_backend
+from judgebias.backends import Call, Judging, build_backend
 from judgebias.backends.base import Backend
 from judgebias.batch.prefill import prefill
 from judgebias.cache import ReplyStore, call_key, open_cache
@@ -226,7 +226,7 @@ LOOKAHEAD = 256  # calls looked up in the cache with one query
 
 def _looked_up(
     requests: Iterator[tuple[Judging, Item, Request]], cache: ReplyStore, used: KeyLog | None = None
-) -> Iterator[tuple[Judging, Item, Request, str | None, dict[str, Any] | None]]:
+) -> Iterator[Call]:
     """Each call with its cache key and cached reply (None: a miss, or a free judge), looked up in batches.
 
     One query per batch instead of one per call: a SQLite read from this thread while 64 workers are busy
@@ -241,7 +241,7 @@ def _looked_up(
         for (judging, item, request), key in zip(batch, keys, strict=True):
             if used is not None and key is not None:
                 used.add(judging.name, key)  # recorded in the run folder, so a bundle can hold exactly this run
-            yield judging, item, request, key, hits.get(key) if key is not None else None
+            yield Call(judging, item, request, key, hits.get(key) if key is not None else None)
 
 
 def _start(

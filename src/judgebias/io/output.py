@@ -16,10 +16,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, cast
 
-from judgebias.backends import Judging
+from judgebias.backends import Call, Judging
 from judgebias.config.schema import Config, judges_of
 from judgebias.core.item import Item
-from judgebias.core.record import CallFields, CallResult, ItemResult, Request, Summary, VerdictLine
+from judgebias.core.record import CallFields, CallResult, ItemResult, Summary, VerdictLine
 from judgebias.core.tokens import estimate_prompt_tokens
 from judgebias.core.verdict import item_pick, item_winner
 from judgebias.figures.formatting import ci_text, pct
@@ -173,7 +173,7 @@ def dry_run_estimate(
     config: Config,
     judgings: list[Judging],
     items: list[Item],
-    calls: Iterable[tuple[Judging, Item, Request, str | None, dict[str, Any] | None]],
+    calls: Iterable[Call],
 ) -> dict[str, Any]:
     """Calls that would go live (cache misses), estimated tokens and cost; nothing is called.
 
