@@ -11,7 +11,7 @@ from openai import OpenAI
 from judgebias.core.errors import UserError
 from judgebias.devserver.batch import BatchOptions
 from judgebias.devserver.server import ServerOptions, start_server
-from tests.batch.conftest import batcher, calls
+from tests.batch.helpers import batcher, calls
 
 
 def test_batch_replies_equal_live_replies(tmp_path: Path) -> None:

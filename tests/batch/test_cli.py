@@ -15,8 +15,8 @@ from openai import OpenAI
 
 from judgebias.devserver.batch import BatchOptions
 from judgebias.devserver.server import RunningServer
-from tests.conftest import Cli, Result, write_items
-from tests.reliability.conftest import pairs
+from tests.helpers import Cli, Result, write_items
+from tests.reliability.helpers import pairs
 
 pytestmark = pytest.mark.slow
 

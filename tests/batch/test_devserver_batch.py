@@ -12,7 +12,7 @@ from openai import OpenAI
 from judgebias.batch import files as batchfile
 from judgebias.devserver.batch import BatchOptions
 from judgebias.devserver.server import ServerOptions, options_from_args, start_server
-from tests.batch.conftest import calls
+from tests.batch.helpers import calls
 
 
 def upload(client: OpenAI, count: int, purpose: str = "batch") -> str:

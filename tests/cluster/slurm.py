@@ -22,7 +22,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.conftest import free_port, stop_process
+from judgebias.devserver.server import RunningServer
+from tests.helpers import free_port, stop_process
+from tests.integration.helpers import QUICK
 
 PROGRAMS = ("munged", "slurmctld", "slurmd", "sbatch", "srun", "scontrol", "scancel", "sinfo", "squeue")
 PARTITION = "debug"
@@ -203,3 +205,21 @@ def start_slurm(root: Path) -> SlurmCluster:
         cluster.stop()
         raise
     return cluster
+
+
+LAUNCH = ("hydra/launcher=slurm", "hydra.launcher.cpus_per_task=1", "hydra.launcher.mem_gb=1")
+
+
+def local(judge: RunningServer, *more: str, key_env: str = "null") -> tuple[str, ...]:
+    """Overrides for the `local` judge pointed at a test server (its key, if any, in the variable `key_env`)."""
+    return ("judge=local", f"judge.base_url={judge.url}", f"judge.api_key_env={key_env}", *QUICK, *more)
+
+
+def files_holding(folder: Path, secret: str) -> list[Path]:
+    """Every file under `folder` whose bytes contain `secret` (pickles and logs included)."""
+    return [path for path in folder.rglob("*") if path.is_file() and secret.encode() in path.read_bytes()]
+
+
+def measured(name: str, started: float, judge: RunningServer) -> None:
+    """Print a scenario's wall time and the requests its judge saw."""
+    print(f"\n{name}: {time.monotonic() - started:.1f} s wall, {judge.stats()['requests']} requests")

@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from tests.cluster.test_slurm import local, table
-from tests.conftest import Cli
+from tests.cluster.slurm import local
+from tests.helpers import Cli
+from tests.integration.helpers import table
 
 HAS_RAY = importlib.util.find_spec("hydra_plugins.hydra_ray_launcher") is not None
 

@@ -17,34 +17,16 @@ from typing import Any
 import pytest
 
 from judgebias.cli.clusterlog import NOTICE
-from judgebias.devserver.server import RunningServer
-from tests.cluster.slurm import PARTITION, SlurmCluster
-from tests.conftest import Cli, Result
-from tests.integration.test_sweep import QUICK, table
+from tests.cluster.slurm import LAUNCH, PARTITION, SlurmCluster, files_holding, local, measured
+from tests.helpers import Cli, Result
+from tests.integration.helpers import QUICK, table
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
-
-LAUNCH = ("hydra/launcher=slurm", "hydra.launcher.cpus_per_task=1", "hydra.launcher.mem_gb=1")
-
-
-def local(judge: RunningServer, *more: str, key_env: str = "null") -> tuple[str, ...]:
-    """Overrides for the `local` judge pointed at a test server (its key, if any, in the variable `key_env`)."""
-    return ("judge=local", f"judge.base_url={judge.url}", f"judge.api_key_env={key_env}", *QUICK, *more)
-
-
-def files_holding(folder: Path, secret: str) -> list[Path]:
-    """Every file under `folder` whose bytes contain `secret` (pickles and logs included)."""
-    return [path for path in folder.rglob("*") if path.is_file() and secret.encode() in path.read_bytes()]
 
 
 def array_tasks(sweep_dir: Path) -> list[str]:
     """The SLURM ids of the sweep's jobs, from submitit's folders (`ARRAYID_TASK`)."""
     return sorted(path.name for path in (sweep_dir / ".submitit").iterdir() if re.fullmatch(r"\d+_\d+", path.name))
-
-
-def measured(name: str, started: float, judge: RunningServer) -> None:
-    """Print a scenario's wall time and the requests its judge saw."""
-    print(f"\n{name}: {time.monotonic() - started:.1f} s wall, {judge.stats()['requests']} requests")
 
 
 class Sweep:

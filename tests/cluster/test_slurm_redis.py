@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from tests.cluster.slurm import SlurmCluster
-from tests.cluster.test_slurm import LAUNCH, files_holding, local, measured, table
-from tests.conftest import Cli
-from tests.redis.conftest import RedisServer, most_in_any_second
+from tests.cluster.slurm import LAUNCH, SlurmCluster, files_holding, local, measured
+from tests.helpers import Cli
+from tests.integration.helpers import table
+from tests.redis.helpers import RedisServer, most_in_any_second
 
 pytestmark = [pytest.mark.cluster, pytest.mark.redis, pytest.mark.slow]
 

@@ -11,54 +11,17 @@ import subprocess
 import time
 import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
-from judgebias.devserver.server import RunningServer, ServerOptions, start_server
-from tests.conftest import free_port, stop_process, write_items
-from tests.reliability.conftest import pairs
-
-REPO = Path(__file__).resolve().parents[2]
-LITELLM = REPO / ".venv-litellm" / "bin" / "litellm"
-MASTER_KEY = "sk-judgebias-gateway-master"
-KEY_ENV = "JUDGEBIAS_GATEWAY_KEY"
-LIMITED_RPM = 10
-START_TIMEOUT = 240.0  # seconds: the proxy imports a lot, and this machine is shared
-
-
-def dataset(tmp_path: Path, count: int = 6) -> str:
-    """A data.path override for `count` items of a fresh dataset."""
-    return f"data.path={write_items(tmp_path / 'items.jsonl', pairs(count))}"
-
-
-@dataclass
-class Gateway:
-    """The running proxy and the dev server behind it."""
-
-    url: str
-    upstream: RunningServer
-    log: Path
-
-
-def _config(upstream: str) -> str:
-    def deployment(name: str, model: str, extra: str = "") -> str:
-        return (
-            f"  - model_name: {name}\n    litellm_params:\n      model: {model}\n"
-            f"      api_base: {upstream}\n      api_key: upstream-key\n{extra}"
-        )
-
-    return (
-        "model_list:\n"
-        + deployment("judge", "openai/judgebias-dev")
-        + deployment("judge-limited", "openai/judgebias-dev", f"      rpm: {LIMITED_RPM}\n")
-        + deployment("o4-mini", "openai/o4-mini")
-        + "  - model_name: mock\n    litellm_params:\n      model: openai/mock\n      mock_response: A\n"
-        + f"general_settings:\n  master_key: {MASTER_KEY}\n"
-        + "litellm_settings:\n  num_retries: 0\n"
-        + "router_settings:\n  routing_strategy: usage-based-routing-v2\n"
-    )
+from judgebias.devserver.server import ServerOptions, start_server
+from tests.gateway.helpers import (
+    LITELLM,
+    START_TIMEOUT,
+    Gateway,
+    litellm_config,
+)
+from tests.helpers import free_port, stop_process
 
 
 @pytest.fixture(scope="session")
@@ -68,7 +31,7 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
         pytest.skip(f"LiteLLM proxy not installed at {LITELLM}: run `make litellm`")
     folder = tmp_path_factory.mktemp("litellm")
     upstream = start_server(ServerOptions(reasoning_models=("o4-mini",)))
-    (folder / "config.yaml").write_text(_config(upstream.url), encoding="utf-8")
+    (folder / "config.yaml").write_text(litellm_config(upstream.url), encoding="utf-8")
     port = free_port()
     log = folder / "proxy.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "DATABASE_URL", "LITELLM_"))}

@@ -17,9 +17,9 @@ from judgebias.cache import call_key
 from judgebias.config.schema import JudgeConfig, RubricConfig
 from judgebias.core.errors import UserError
 from judgebias.devserver.server import REASONING_TOKENS, RunningServer
-from tests.conftest import free_port
-from tests.gateway.conftest import dataset
-from tests.reliability.conftest import early_retries, run_here, verdict_lines
+from tests.gateway.helpers import dataset
+from tests.helpers import free_port
+from tests.reliability.helpers import early_retries, run_here, verdict_lines
 
 StartServer = Callable[..., RunningServer]
 RUBRIC = RubricConfig(name="t", system="s", user="u")

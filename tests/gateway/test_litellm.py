@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import Cli
-from tests.gateway.conftest import KEY_ENV, LIMITED_RPM, MASTER_KEY, Gateway, dataset
-from tests.reliability.conftest import run_here, verdict_lines
+from tests.gateway.helpers import KEY_ENV, LIMITED_RPM, MASTER_KEY, Gateway, dataset
+from tests.helpers import Cli
+from tests.reliability.helpers import run_here, verdict_lines
 
 pytestmark = pytest.mark.gateway
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import REPO, Cli, local_judge
+from tests.helpers import REPO, Cli, local_judge
 
 pytestmark = pytest.mark.slow
 

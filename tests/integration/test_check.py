@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from judgebias import check
-from tests.conftest import Cli
+from tests.helpers import Cli
 
 
 def write_run(folder: Path, **figures: Any) -> Path:

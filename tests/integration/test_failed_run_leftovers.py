@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import Cli, free_port
+from tests.helpers import Cli, free_port
 
 
 def refused_url() -> str:

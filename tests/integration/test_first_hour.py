@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, Cli
+from tests.helpers import REPO, Cli
 
 pytestmark = pytest.mark.slow
 

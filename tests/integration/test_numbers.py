@@ -6,8 +6,8 @@ import csv
 
 import pytest
 
-from tests.conftest import write_items
-from tests.integration.test_run import KEY, local
+from tests.helpers import write_items
+from tests.integration.helpers import KEY, local
 
 pytestmark = pytest.mark.slow
 

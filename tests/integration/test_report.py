@@ -14,7 +14,7 @@ import pytest
 
 from judgebias.engine.progress import Progress
 from judgebias.report.run_report import MAX_TABLE_ROWS, write_report
-from tests.conftest import Cli, write_items
+from tests.helpers import Cli, write_items
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 QUICK = ("bootstrap.resamples=200",)

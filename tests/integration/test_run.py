@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from tests.conftest import write_items
+from tests.helpers import write_items
+from tests.integration.helpers import KEY, local
 
 pytestmark = pytest.mark.slow
 
@@ -16,20 +17,6 @@ SUMMARY = {
     "n_invalid", "calls_total", "calls_cached", "calls_live", "prompt_tokens", "completion_tokens", "judge",
     "rubric", "data", "human_agreement", "human_agreement_n",
 }  # fmt: skip
-KEY = {"LOCAL_JUDGE_KEY": "sk-test-local"}
-
-
-def local(server_url: str, *more: str) -> list[str]:
-    """Overrides for the `local` judge pointed at a test server, with fast retries."""
-    return [
-        "judge=local",
-        f"judge.base_url={server_url}",
-        "judge.api_key_env=LOCAL_JUDGE_KEY",
-        "judge.retry_backoff=0.01",
-        "bootstrap.resamples=100",
-        "report=false",
-        *more,
-    ]
 
 
 def test_default_run_is_offline_and_complete(cli):

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import Cli, write_items
-from tests.integration.test_run import KEY, local
+from tests.helpers import Cli, write_items
+from tests.integration.helpers import KEY, local
 
 pytestmark = pytest.mark.slow
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import importlib.util
 import json
 import signal
@@ -14,16 +13,10 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import Cli
+from tests.helpers import Cli
+from tests.integration.helpers import QUICK, table
 
-QUICK = ("bootstrap.resamples=200", "report=false")
 HAS_SUBMITIT = importlib.util.find_spec("hydra_plugins.hydra_submitit_launcher") is not None
-
-
-def table(sweep_dir: Path) -> list[dict[str, str]]:
-    """The rows of a sweep's sweep_summary.csv."""
-    with (sweep_dir / "sweep_summary.csv").open(encoding="utf-8") as file:
-        return list(csv.DictReader(file))
 
 
 def local(server: Any, *more: str) -> tuple[str, ...]:

@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 
 from judgebias.cache import ReplyCache, call_key
-
-from .conftest import RedisServer, cache_cli, free_port
+from tests.redis.helpers import RedisServer, cache_cli, free_port
 
 pytestmark = pytest.mark.redis
 

@@ -14,8 +14,7 @@ import pytest
 
 from judgebias.backends.pacing import Pacer, RedisQuota
 from judgebias.cache.shared import connect
-
-from .conftest import RedisServer, most_in_any_second
+from tests.redis.helpers import RedisServer, most_in_any_second
 
 pytestmark = pytest.mark.redis
 

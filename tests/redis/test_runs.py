@@ -11,9 +11,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import Cli, Result, local_judge
-
-from .conftest import RedisServer, cache_cli, free_port, most_in_any_second
+from tests.helpers import Cli, Result, local_judge
+from tests.redis.helpers import RedisServer, cache_cli, free_port, most_in_any_second
 
 pytestmark = [pytest.mark.redis, pytest.mark.slow]
 

@@ -14,8 +14,7 @@ import pytest
 from judgebias.cache import ReplyCache, call_key, open_store
 from judgebias.cache.shared import LEASE, REPLY, RedisCache
 from judgebias.core.errors import CacheUnavailable, UserError
-
-from .conftest import RedisServer, free_port
+from tests.redis.helpers import RedisServer, free_port
 
 pytestmark = pytest.mark.redis
 

@@ -14,8 +14,8 @@ from judgebias.core.errors import UserError
 from judgebias.core.item import Item
 from judgebias.core.prompt import fence_nonce, render_messages, shown
 from judgebias.devserver.server import RunningServer, find_answers
-from tests.conftest import Cli
-from tests.reliability.conftest import KEY, KEY_ENV, local, run_here, shipped_rubric, verdict_lines
+from tests.helpers import Cli
+from tests.reliability.helpers import KEY, KEY_ENV, local, run_here, shipped_rubric, verdict_lines
 
 pytestmark = pytest.mark.reliability
 

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from judgebias.devserver.server import RunningServer
-from tests.conftest import Cli, write_items
-from tests.reliability.conftest import (
+from tests.helpers import Cli, write_items
+from tests.reliability.helpers import (
     KEY,
     KEY_ENV,
     cached_replies,

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from judgebias.devserver.server import RunningServer, ServerOptions, start_server
-from tests.conftest import Cli, write_items
-from tests.reliability.conftest import KEY, KEY_ENV, cached_replies, decisions, local, pairs, run_here
+from tests.helpers import Cli, write_items
+from tests.reliability.helpers import KEY, KEY_ENV, cached_replies, decisions, local, pairs, run_here
 
 pytestmark = [pytest.mark.reliability, pytest.mark.slow]
 

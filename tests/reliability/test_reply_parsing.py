@@ -10,7 +10,7 @@ import pytest
 from judgebias.core.item import Item
 from judgebias.core.parsing import parse_reply
 from judgebias.core.prompt import render_messages, shown
-from tests.reliability.conftest import shipped_rubric
+from tests.reliability.helpers import shipped_rubric
 
 pytestmark = pytest.mark.reliability
 

@@ -19,8 +19,8 @@ from judgebias.cache import ReplyCache, call_key
 from judgebias.config.schema import JudgeConfig, RubricConfig
 from judgebias.core.errors import UserError
 from judgebias.devserver.server import RunningServer
-from tests.conftest import Cli, Result, write_items
-from tests.reliability.conftest import KEY, KEY_ENV, cached_replies, local, pairs, run_here
+from tests.helpers import Cli, Result, write_items
+from tests.reliability.helpers import KEY, KEY_ENV, cached_replies, local, pairs, run_here
 
 pytestmark = pytest.mark.reliability
 

@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from judgebias.core.record import CallResult, ItemResult
-from judgebias.core.verdict import is_consistent, reconcile
 from judgebias.figures.metrics import (
     ONE_ORDER_NOTE,
     SOFT_NOTE,
@@ -19,18 +18,7 @@ from judgebias.figures.metrics import (
     soft_preference,
     summarize,
 )
-
-
-def row(call1: str, call2: str | None, id: str = "x", **fields: Any) -> ItemResult:
-    """One judge's row as the runner builds it: verdict and consistency from the two positional calls."""
-    return ItemResult(
-        id=id,
-        verdict=reconcile(call1, call2),
-        call1=call1,
-        call2=call2,
-        consistent=is_consistent(call1, call2),
-        **fields,
-    )
+from tests.unit.helpers import row
 
 
 def rows(*pairs: tuple[str, str | None], **fields: Any) -> list[ItemResult]:

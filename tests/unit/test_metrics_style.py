@@ -10,7 +10,7 @@ import pytest
 from judgebias.core.record import ItemResult
 from judgebias.core.style import Style
 from judgebias.figures.metrics import NO_STYLE_NOTE, bradley_terry_ratings, summarize
-from tests.unit.test_metrics import row
+from tests.unit.helpers import row
 
 PLAIN = Style()
 LISTED = Style(list_items=4)

@@ -5,24 +5,11 @@ from __future__ import annotations
 import random
 
 from judgebias.backends.scripted import ScriptedJudge
-from judgebias.config.schema import JudgeConfig, RubricConfig
+from judgebias.config.schema import JudgeConfig
 from judgebias.core.item import Item
-from judgebias.core.parsing import parse_reply
-from judgebias.core.prompt import shown
-from judgebias.core.record import CallResult, ItemResult, Request
-from judgebias.engine.runner import item_result
+from judgebias.core.record import ItemResult
 from judgebias.figures.metrics import summarize
-
-RUBRIC = RubricConfig(name="default", system="s", user="u")
-
-
-def both_orders(judge: ScriptedJudge, item: Item) -> ItemResult:
-    """The item's row as the runner builds it from the judge's replies in both orders (label parser)."""
-    calls = []
-    for order in (1, 2):
-        reply = judge.complete(Request(item, shown(item, order, "letters"), []))
-        calls.append(CallResult(parse_reply(reply.text, style="label"), reply.text, False))
-    return item_result(item, calls)
+from tests.unit.helpers import RUBRIC, both_orders
 
 
 def judged(run: int, n: int, p: float, q: float) -> list[ItemResult]:

@@ -12,7 +12,7 @@ from judgebias.config.schema import JudgeConfig
 from judgebias.core.item import Item
 from judgebias.core.record import ItemResult
 from judgebias.figures.metrics import summarize
-from tests.unit.test_scripted_coverage import RUBRIC, both_orders
+from tests.unit.helpers import RUBRIC, both_orders
 
 FORMATTED = "## Answer\n\n- point one\n- point two\n\n**Done.**"
 PLAIN = "Answer: point one, and also point two. Done now."  # as many words as FORMATTED

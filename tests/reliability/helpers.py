@@ -19,7 +19,7 @@ from judgebias.config.schema import Config, RubricConfig
 from judgebias.devserver.server import RunningServer
 from judgebias.engine.runner import run_experiment
 from judgebias.run import to_config
-from tests.conftest import REPO
+from tests.helpers import REPO
 
 KEY_ENV = "JUDGEBIAS_RELIABILITY_KEY"
 KEY = {KEY_ENV: "sk-reliability-test-key"}
