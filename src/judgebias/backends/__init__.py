@@ -6,7 +6,7 @@ imported only when a run uses it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -18,6 +18,18 @@ from judgebias.core.item import Item
 from judgebias.core.record import Request
 
 
+@dataclass(frozen=True)
+class BatchGaps:
+    """Why a call of a batch-mode judge has no reply: the batch's own reason for it, else the mode's."""
+
+    errors: Mapping[str, str]  # cache key -> why the batch (or the imported file) has no reply for that call
+    missing: str  # the reason for a call the batch never mentioned
+
+    def reason(self, key: str) -> str:
+        """The reason the call with this cache key failed."""
+        return self.errors.get(key, self.missing)
+
+
 @dataclass
 class Judging:
     """One judge taking part in a run: its name, its config and the backend answering its calls."""
@@ -26,6 +38,9 @@ class Judging:
     config: JudgeConfig
     backend: Backend
     key_checked: bool = False  # its credentials were checked before its first live call
+    # Set by the batch pre-pass for a judge whose calls go by batch (or file): a call the batch left unanswered
+    # fails with its reason and is never sent live. The backend itself is never swapped.
+    batch_gaps: BatchGaps | None = None
 
     def check_key_once(self) -> None:
         """Check the judge's credentials before its first request of the run (a live call or a batch upload)."""

@@ -8,14 +8,29 @@ the backend directly and never probe for attributes. A paid backend (its calls c
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
 
 from judgebias.backends.pacing import Fleet
 from judgebias.core.item import Item
 from judgebias.core.record import Reply, Request
 
 FleetSource = Callable[[str, float | None, float | None], Fleet | None]  # (scope, rpm, tpm) -> shared quota
+
+
+class BatchTransport(Protocol):
+    """What batch mode needs of a provider: its client and endpoint, the body a call sends, a reply read back."""
+
+    endpoint: str
+
+    def client(self) -> Any:
+        """The provider's SDK client (its Batch and Files APIs)."""
+
+    def request_body(self, messages: list[dict[str, str]]) -> dict[str, Any]:
+        """The request body one call sends, as a batch line carries it."""
+
+    def reply_from_json(self, body: Mapping[str, Any], request: Request) -> Reply:
+        """A reply read from the response body a batch line returned."""
 
 
 class Backend(ABC):
@@ -52,6 +67,10 @@ class Backend(ABC):
     def share_pacing(self, fleet_for: FleetSource) -> None:
         """Pace this backend's requests by a quota shared with other processes, from `fleet_for(scope, rpm, tpm)`
         (None: not shared); free backends send nothing to pace."""
+        return None
+
+    def batch_transport(self) -> BatchTransport | None:
+        """How this backend sends calls as a batch; None: it has no batch support (batch modes refuse it)."""
         return None
 
     def notes(self) -> list[str]:

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from judgebias.backends.base import Backend, FleetSource
+from judgebias.backends.base import Backend, BatchTransport, FleetSource
 from judgebias.backends.pacing import Pacer
 from judgebias.backends.waits import announced_wait, format_seconds, window_exhausted
 from judgebias.config.checks import check_judge
@@ -341,6 +341,10 @@ class OpenAIJudge(Backend):
         )
         if fleet is not None:
             self.pacer.fleet = fleet
+
+    def batch_transport(self) -> BatchTransport:
+        """The live judge sends batches itself: the same client, bodies and reply reading as a live call."""
+        return self
 
     def describe(self) -> str:
         """The judge and endpoint, for error messages (never the key)."""

@@ -4,25 +4,25 @@
 file for another machine (e.g. `vllm run-batch`) and stops; `import` reads that machine's output file. Either
 way the replies go into the cache under the keys a live call would use, and the run then finishes exactly as a
 live run does, from the cache: the same replies give byte-identical verdicts. A call the pre-pass could not fill
-never goes live: its backend is wrapped so that it fails with the provider's reason instead.
+never goes live: the judge's `batch_gaps` make it fail with the provider's reason instead.
 """
 
 from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from judgebias.backends import Call, Judging
-from judgebias.backends.base import Backend
+from judgebias.backends import BatchGaps, Call, Judging
+from judgebias.backends.base import BatchTransport
 from judgebias.batch import files as batchfile
-from judgebias.cache import ReplyStore, call_key
+from judgebias.cache import ReplyStore
 from judgebias.config.schema import JudgeMode, ProgressMode
 from judgebias.core.errors import BatchPending, UserError
-from judgebias.core.record import Reply, Request
+from judgebias.core.record import Request
 
 
 @dataclass
@@ -34,29 +34,6 @@ class Prefilled:
     batches: list[dict[str, Any]] = field(default_factory=list)  # id, status, counts of each batch touched
 
 
-class Collected(Backend):
-    """A judge whose calls were filled by batch: a call the batch left unanswered fails with its reason, unsent."""
-
-    paid = True
-
-    def __init__(self, inner: Backend, errors: Mapping[str, str], missing: str) -> None:
-        self.inner = inner
-        self.errors = errors
-        self.missing = missing
-
-    def cache_request(self, messages: list[dict[str, str]]) -> dict[str, Any]:
-        return self.inner.cache_request(messages)
-
-    def complete(self, request: Request) -> Reply:
-        from judgebias.backends.openai import CallFailed
-
-        key = call_key(self.inner.cache_request(request.messages))
-        raise CallFailed(self.errors.get(key, self.missing))
-
-    def describe(self) -> str:
-        return self.inner.describe()
-
-
 def prefill(
     judgings: list[Judging],
     calls: Iterable[Call],
@@ -65,7 +42,7 @@ def prefill(
     *,
     progress: ProgressMode,
 ) -> Prefilled:
-    """Fill the cache for every call of a batch-mode judge that the cache lacks; wrap those judges' backends."""
+    """Fill the cache for every call of a batch-mode judge that the cache lacks; record those judges' gaps."""
     result = Prefilled()
     modes = {j.name: JudgeMode(j.config.mode) for j in judgings}
     batching = [j for j in judgings if modes[j.name] != JudgeMode.live and j.backend.paid]
@@ -108,8 +85,18 @@ def prefill(
             JudgeMode.export: "not exported",
             JudgeMode["import"]: f"no line for this call in judge.batch_file={judging.config.batch_file}",
         }[mode]
-        judging.backend = Collected(judging.backend, result.errors, reason)
+        judging.batch_gaps = BatchGaps(result.errors, reason)
     return result
+
+
+def transport_of(judging: Judging) -> BatchTransport:
+    """The judge's batch transport; a backend without one cannot run in a batch mode (one line)."""
+    transport = judging.backend.batch_transport()
+    if transport is None:
+        raise UserError(
+            f"judge {judging.name!r} (judge.backend={judging.config.backend}) cannot send batches: use judge.mode=live"
+        )
+    return transport
 
 
 def _left(misses: dict[str, Request], result: Prefilled) -> dict[str, Request]:
@@ -130,11 +117,9 @@ def _batch(
 
     Returns the ids of the batches still running (none after waiting).
     """
-    from judgebias.backends.openai import OpenAIJudge
     from judgebias.batch.batcher import Batcher, Ledger
 
-    backend = judging.backend
-    assert isinstance(backend, OpenAIJudge)
+    backend = transport_of(judging)
     if not misses:
         return []
     judging.check_key_once()
@@ -162,10 +147,7 @@ def _batch(
 
 def _export(judging: Judging, misses: dict[str, Request], out_dir: Path) -> None:
     """Write the misses as one OpenAI-format input file in the run folder, say how to run it, and stop."""
-    from judgebias.backends.openai import OpenAIJudge
-
-    backend = judging.backend
-    assert isinstance(backend, OpenAIJudge)
+    backend = transport_of(judging)
     if not misses:
         return
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -187,10 +169,7 @@ def _import(
     judging: Judging, misses: dict[str, Request], known: set[str], cache: ReplyStore, result: Prefilled
 ) -> None:
     """Load an OpenAI-format output file into the cache; a line for no call of this run is refused by number."""
-    from judgebias.backends.openai import OpenAIJudge
-
-    backend = judging.backend
-    assert isinstance(backend, OpenAIJudge)
+    backend = transport_of(judging)
     assert judging.config.batch_file, "settings.check_batch refuses judge.mode=import without judge.batch_file"
     path = Path(judging.config.batch_file).expanduser()
     try:

@@ -275,6 +275,9 @@ def _start(
         return inflight[key]
     if hit is not None:  # not remembered in `inflight`: a repeat of this prompt is a cache hit again
         return Pending(reply=Reply.from_json(hit), cached=True)
+    if judging.batch_gaps is not None:  # the batch pre-pass owns this judge's calls: a gap fails, never sent live
+        inflight[key] = Pending(error=judging.batch_gaps.reason(key))
+        return inflight[key]
     if cache.mode == CacheMode.only:
         raise UserError(
             f"cache.mode=only: no cached reply for item {request.item.id!r} (order {request.view.order}) "
