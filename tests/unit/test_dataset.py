@@ -31,8 +31,13 @@ def write(tmp_path: Path, text: str | bytes) -> Path:
         pytest.param('{"id": " ", "question": "q", "a": "x", "b": "y"}\n', "field 'id': is empty", id="blank-id"),
         pytest.param('{"id": 1, "question": "q", "a": "x", "b": "y"}\n', "field 'id': must be a string", id="int-id"),
         pytest.param(GOOD + "\n" + GOOD + "\n", ":2: field 'id': duplicate id '1' (first on line 1)", id="dup"),
-        pytest.param(GOOD[:-1] + ', "human": "3"}\n', "field 'human': must be one of 1, 2, tie", id="bad-human"),
+        pytest.param(GOOD[:-1] + ', "human": "3"}\n', "field 'human': must be a, b or tie", id="bad-human"),
         pytest.param(GOOD[:-1] + ', "human_votes": ["x"]}\n', "field 'human_votes'", id="bad-votes"),
+        pytest.param(
+            GOOD[:-1] + ', "human_votes": ["a"], "human_voters": ["ann", "bob"]}\n',
+            "field 'human_voters': has 2 names for 1 human_votes",
+            id="voters-mismatch",
+        ),
         pytest.param("\n\n", "the dataset is empty", id="empty"),
         pytest.param(GOOD[:-1] + ', "a": "\\ud83d"}\n', "half of a UTF-16 surrogate pair", id="surrogate"),
     ],
@@ -87,3 +92,15 @@ def test_the_shared_root_needs_its_variable(monkeypatch: pytest.MonkeyPatch) -> 
 def test_normalising_strips_a_whole_answer_fence_and_cuts_words() -> None:
     """Normalisation removes a fence around the whole answer, then keeps the first N words."""
     assert "one two" == normalize_answer("  ```python\none two three\n```  ", strip=True, truncate_words=2)
+
+
+def test_labels_may_say_a_and_b_as_well_as_1_and_2(tmp_path: Path) -> None:
+    """human and human_votes accept a/b (any case) and 1/2 alike, read as the verdict's "1"/"2"."""
+    path = write(
+        tmp_path,
+        GOOD[:-1] + ', "human": "B", "human_votes": ["a", "2", "tie", 1], "human_voters": ["p", "q", "r", "s"]}\n',
+    )
+
+    (item,) = load_items(path)
+
+    assert ("2", ("1", "2", "tie", "1"), ("p", "q", "r", "s")) == (item.human, item.human_votes, item.human_voters)

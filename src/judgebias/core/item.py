@@ -21,6 +21,7 @@ class Item:
     b: str
     human: str | None = None  # "1" | "2" | "tie"
     human_votes: tuple[str, ...] = ()
+    human_voters: tuple[str, ...] = ()  # who gave each of human_votes (empty when the votes are anonymous)
     model_a: str | None = None
     model_b: str | None = None
     extra: dict[str, Any] = field(default_factory=dict, compare=False)

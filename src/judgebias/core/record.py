@@ -108,6 +108,7 @@ class ItemResult:
     consistent: bool | None  # both orders agree after translation; None when not measurable
     human: str | None = None  # "1" | "2" | "tie" | None
     human_votes: tuple[str, ...] = ()  # individual annotator votes in the item frame
+    human_voters: tuple[str, ...] = ()  # who gave each vote (empty: anonymous votes)
     model_a: str | None = None
     model_b: str | None = None
     chars_a: int = 0
@@ -129,6 +130,7 @@ class ItemResult:
             consistent=self.consistent,
             human=self.human,
             human_votes=self.human_votes,
+            human_voters=self.human_voters,
             model_a=self.model_a,
             model_b=self.model_b,
             chars_a=self.chars_a,
@@ -176,6 +178,7 @@ class VerdictLine(CallFields, total=False):
     winner: str  # the verdict read in the item's frame: "a" | "b" | "tie" | "error"
     human: str
     human_votes: list[str]
+    human_voters: list[str]
     model_a: str | None
     model_b: str | None
     chars_a: int
@@ -194,6 +197,35 @@ class SelfPreference(TypedDict):
     family: str
     n: int
     own_win_rate: float | None
+
+
+class Agreement(TypedDict, total=False):
+    """How often two sources of labels agree, with ties and on decisive labels only, with intervals."""
+
+    annotator: str  # per_annotator entries: whose labels
+    method: str  # ceiling: "cohen_kappa" (two named annotators) or "krippendorff_alpha"
+    agreement: float | None  # with ties: a tie matches a tie
+    agreement_ci: list[float] | None
+    agreement_n: int
+    decisive_agreement: float | None  # decisive human labels only (a judge tie there is a miss)
+    decisive_agreement_ci: list[float] | None
+    decisive_agreement_n: int
+    ties_left_out: int  # labelled items left out of decisive_agreement because the label is a tie
+    split_left_out: int  # majority: items whose votes have no strict plurality
+    kappa: float | None  # chance-corrected (Cohen's kappa, or Krippendorff's alpha for the ceiling)
+    kappa_ci: list[float] | None
+    kappa_n: int
+
+
+class Calibration(TypedDict):
+    """The judge against people: the human ceiling, the majority, each annotator (from human_votes)."""
+
+    annotators: list[str]
+    labels_n: int
+    labelled_items_n: int
+    ceiling: Agreement
+    majority: Agreement
+    per_annotator: list[Agreement]
 
 
 class Summary(TypedDict, total=False):
@@ -270,7 +302,10 @@ class Summary(TypedDict, total=False):
     cohen_kappa_n: int
     agreement_threshold: float
     agreement_warning: bool
-    agreement_message: str | None
+    agreement_message: str | None  # the warning, or why a judge below the threshold was not warned
+    agreement_ceiling: float | None  # how often two people agree (human_human_agreement), when known
+    human_agreement_ties_left_out: int  # tie labels, not counted in human_agreement
+    calibration: Calibration  # present when the data has human_votes
     human_vote_agreement: float | None
     human_vote_agreement_n: int
     human_vote_agreement_no_ties: float | None

@@ -402,6 +402,7 @@ def item_result(item: Item, calls: list[CallResult]) -> ItemResult:
         consistent=is_consistent(call1, call2),
         human=item.human,
         human_votes=item.human_votes,
+        human_voters=item.human_voters,
         model_a=item.model_a,
         model_b=item.model_b,
         chars_a=len(item.a),

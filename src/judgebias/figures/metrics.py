@@ -22,6 +22,7 @@ from judgebias.core.record import ItemResult
 from judgebias.core.style import FEATURES, Style
 from judgebias.core.verdict import WIN_SCORE, is_consistent, preference, translate
 from judgebias.figures import stats
+from judgebias.figures.calibration import calibrate
 from judgebias.figures.stats import FloatArray
 
 _KAPPA_LABELS = ("1", "2", "tie")
@@ -115,10 +116,13 @@ def summarize(
     summary.update(_length(items, scored, score, decisive, figures))
     summary.update(_style(items, score, decisive, figures))
     summary.update(_soft(items, scored, figures, logprobs_requested))
+    votes = _human_votes(items, scored, figures) if any(r.human_votes for r in items) else {}
     if any(r.human is not None for r in items):
-        summary.update(_human_labels(items, scored, agreement_threshold, figures))
-    if any(r.human_votes for r in items):
-        summary.update(_human_votes(items, scored, figures))
+        ceiling = votes.get("human_human_agreement")  # the human ceiling, when two people labelled an item
+        summary.update(_human_labels(items, scored, agreement_threshold, figures, ceiling))
+    if votes:
+        summary.update(votes)
+        summary["calibration"] = calibrate(items, resamples=resamples, seed=seed)
     if judge_family is not None and any(r.model_a or r.model_b for r in items):
         summary["self_preference"] = _self_preference(items, scored, score, judge_family, figures)
 
@@ -545,7 +549,7 @@ def _soft(items: Sequence[ItemResult], scored: FloatArray, figures: _Figures, re
 
 
 def _human_labels(
-    items: Sequence[ItemResult], scored: FloatArray, threshold: float, figures: _Figures
+    items: Sequence[ItemResult], scored: FloatArray, threshold: float, figures: _Figures, ceiling: float | None
 ) -> dict[str, Any]:
     """Agreement with the human label (all and decisive verdicts), Cohen's kappa and the rubric warning."""
     labelled = scored * _mask(items, lambda r: r.human in ("1", "2"))
@@ -568,16 +572,40 @@ def _human_labels(
     out["cohen_kappa_n"] = int(onehot.sum())
     if out["cohen_kappa"] is not None:
         figures.others["cohen_kappa"] = lambda w: stats.cohen_kappa_batch((w @ onehot).reshape(-1, 3, 3))
-    agreement = out["human_agreement"]
-    warned = agreement is not None and agreement < threshold
-    out["agreement_threshold"] = threshold
-    out["agreement_warning"] = warned
-    out["agreement_message"] = (
-        f"human agreement is {agreement:.1%} on {out['human_agreement_n']} labelled items, below the "
-        f"threshold of {100 * threshold:g}%: the rubric is not good enough yet; rewrite it and measure again"
-        if warned
-        else None
-    )
+    out |= _agreement_verdict(out["human_agreement"], out["human_agreement_n"], items, threshold, ceiling)
+    return out
+
+
+def _agreement_verdict(
+    agreement: float | None, n: int, items: Sequence[ItemResult], threshold: float, ceiling: float | None
+) -> dict[str, Any]:
+    """The threshold warning, measured against the human ceiling when one is known."""
+    # A judge that agrees with people at least as often as people agree with each other cannot be improved by a
+    # new rubric as far as these labels can tell: it is not warned, and the message says why not.
+    ties = sum(1 for r in items if r.verdict != "error" and r.human == "tie")
+    basis = f"on {n} decisive labels; {ties} {'tie' if ties == 1 else 'ties'} left out"
+    out: dict[str, Any] = {
+        "human_agreement_ties_left_out": ties,
+        "agreement_threshold": threshold,
+        "agreement_ceiling": ceiling,
+    }
+    below = agreement is not None and agreement < threshold
+    at_ceiling = below and ceiling is not None and agreement is not None and agreement >= ceiling
+    out["agreement_warning"] = below and not at_ceiling
+    if not below or agreement is None:
+        out["agreement_message"] = None
+    elif at_ceiling:
+        out["agreement_message"] = (
+            f"human agreement is {agreement:.1%} ({basis}), below the threshold of {100 * threshold:g}% but at or "
+            f"above the human ceiling of {ceiling:.1%} (how often two people agree on these items): the labels "
+            "cannot show a better judge; more or clearer labels, not a new rubric, would move this figure"
+        )
+    else:
+        against = "" if ceiling is None else f" and below the human ceiling of {ceiling:.1%}"
+        out["agreement_message"] = (
+            f"human agreement is {agreement:.1%} ({basis}), below the threshold of {100 * threshold:g}%{against}: "
+            "the rubric is not good enough yet; rewrite it and measure again"
+        )
     return out
 
 

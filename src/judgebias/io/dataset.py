@@ -2,7 +2,7 @@
 
 Deliberate choices (documented in README): blank lines are skipped; an answer may be empty (an empty answer is
 a real, bad answer) but must be a string; a question must contain a non-space character; ids are strings,
-unique; `prompt` is accepted for `question`; any other field is kept and passed through.
+unique; `prompt` is accepted for `question`; human labels may say a/b or 1/2 (core/labels.py); any other field is kept and passed through.
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ from typing import Any
 
 from judgebias.core.errors import UserError
 from judgebias.core.item import Item
+from judgebias.core.labels import SPELLED, human_label
 from judgebias.core.style import strip_markdown as plain_text
 from judgebias.core.style import style_of
 from judgebias.io.jsonl import json_lines
 
-HUMAN_LABELS = ("1", "2", "tie")
 EMBEDDED = "embedded"  # data.root value for datasets shipped inside the package
 SHARED = "shared"  # data.root value for the shared datasets under $JUDGEBIAS_DATA_ROOT
 SHARED_ROOT_ENV = "JUDGEBIAS_DATA_ROOT"
@@ -147,14 +147,21 @@ def _item(record: dict[str, Any], path: Path, number: int) -> Item:
     item_id = text("id", nonblank=True)
     question = text(question_field, nonblank=True)
     a, b = text("a"), text("b")
-    human = text("human", required=False)
-    if human is not None and human not in HUMAN_LABELS:
-        raise fail("human", f"must be one of {', '.join(HUMAN_LABELS)} or null, got {human!r}")
-    votes = record.get("human_votes") or []
-    if not isinstance(votes, list) or any(v not in HUMAN_LABELS for v in votes):
-        raise fail("human_votes", f"must be a list of {', '.join(HUMAN_LABELS)}")
+    raw_human = record.get("human")
+    human = None if raw_human is None else human_label(raw_human)
+    if raw_human is not None and human is None:
+        raise fail("human", f"must be {SPELLED}, or null, got {json.dumps(raw_human)[:40]}")
+    raw_votes = record.get("human_votes") or []
+    votes = [human_label(v) for v in raw_votes] if isinstance(raw_votes, list) else [None]
+    if any(v is None for v in votes):
+        raise fail("human_votes", f"must be a list of {SPELLED}")
+    voters = record.get("human_voters") or []
+    if not isinstance(voters, list) or any(not isinstance(v, str) or not v.strip() for v in voters):
+        raise fail("human_voters", "must be a list of annotator names (non-empty strings), one per vote")
+    if voters and len(voters) != len(votes):
+        raise fail("human_voters", f"has {len(voters)} names for {len(votes)} human_votes: give one name per vote")
     model_a, model_b = text("model_a", required=False), text("model_b", required=False)
-    known = {"id", question_field, "a", "b", "human", "human_votes", "model_a", "model_b"}
+    known = {"id", question_field, "a", "b", "human", "human_votes", "human_voters", "model_a", "model_b"}
     assert item_id is not None and question is not None and a is not None and b is not None
     return Item(
         id=item_id,
@@ -162,7 +169,8 @@ def _item(record: dict[str, Any], path: Path, number: int) -> Item:
         a=a,
         b=b,
         human=human,
-        human_votes=tuple(votes),
+        human_votes=tuple(v for v in votes if v is not None),
+        human_voters=tuple(voters),
         model_a=model_a,
         model_b=model_b,
         extra={k: v for k, v in record.items() if k not in known},

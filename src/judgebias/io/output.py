@@ -19,7 +19,15 @@ from typing import Any, cast
 from judgebias.backends import Call, Judging
 from judgebias.config.schema import Config, judges_of
 from judgebias.core.item import Item
-from judgebias.core.record import CallFields, CallResult, ItemResult, Summary, VerdictLine
+from judgebias.core.record import (
+    Agreement,
+    Calibration,
+    CallFields,
+    CallResult,
+    ItemResult,
+    Summary,
+    VerdictLine,
+)
 from judgebias.core.tokens import estimate_prompt_tokens
 from judgebias.core.verdict import item_pick, item_winner
 from judgebias.figures.formatting import ci_text, pct
@@ -79,6 +87,8 @@ def verdict_line(item: Item, row: ItemResult, *, with_calls: bool = True) -> Ver
         line["human"] = item.human
     if item.human_votes:
         line["human_votes"] = list(item.human_votes)
+    if item.human_voters:
+        line["human_voters"] = list(item.human_voters)
     if item.model_a is not None or item.model_b is not None:
         line["model_a"] = item.model_a
         line["model_b"] = item.model_b
@@ -272,7 +282,8 @@ def format_summary(summary: Summary) -> str:
     if "human_agreement" in s:
         lines.append(
             f"  human_agreement: {pct(s['human_agreement'])}{ci_text(intervals.get('human_agreement'))} on {s['human_agreement_n']} "
-            f"labelled items   decisive-only: {pct(s.get('human_agreement_decisive'))}   kappa: "
+            f"decisive labels; {s.get('human_agreement_ties_left_out', 0)} ties left out   "
+            f"decisive-only: {pct(s.get('human_agreement_decisive'))}   kappa: "
             + ("n/a" if s.get("cohen_kappa") is None else f"{s['cohen_kappa']:.2f}")
         )
         if s.get("human_human_agreement") is not None:
@@ -280,6 +291,8 @@ def format_summary(summary: Summary) -> str:
                 f"  vs a random human vote: {pct(s.get('human_vote_agreement'))} "
                 f"(human-human ceiling {pct(s['human_human_agreement'])})"
             )
+    if s.get("calibration"):
+        lines.extend(calibration_lines(s["calibration"]))
     if s.get("soft_win_rate") is not None:
         lines.append(f"  soft_win_rate: {pct(s['soft_win_rate'])}")
     offline = s.get("calls_offline", 0)
@@ -305,4 +318,46 @@ def format_summary(summary: Summary) -> str:
         lines.append(f"  note: {note}")
     if s.get("agreement_warning"):
         lines.append(f"  WARNING: {s.get('agreement_message')}")
+    elif s.get("agreement_message"):
+        lines.append(f"  note: {s.get('agreement_message')}")
     return "\n".join(lines)
+
+
+_SHOWN_ANNOTATORS = 5  # more annotators than this: the per-annotator lines are in summary.json only
+
+
+def calibration_lines(c: Calibration) -> list[str]:
+    """The human ceiling and the judge against the majority and each annotator, ties stated every time."""
+    ceiling, chance = c["ceiling"], "kappa" if c["ceiling"]["method"] == "cohen_kappa" else "alpha"
+    people = len(c["annotators"]) or "anonymous"
+    lines = [
+        f"  human ceiling ({people} annotators, {c['labels_n']} labels): people agree "
+        f"{pct(ceiling['agreement'])}{ci_text(ceiling['agreement_ci'])} on {ceiling['agreement_n']} items labelled "
+        f"twice or more; {agreement_text(ceiling)}   {chance}: {kappa_text(ceiling)}",
+        f"  judge vs majority: {pct(c['majority']['agreement'])}{ci_text(c['majority']['agreement_ci'])} on "
+        f"{c['majority']['agreement_n']} labels with ties; {agreement_text(c['majority'])}   "
+        f"kappa: {kappa_text(c['majority'])}   ({c['majority']['split_left_out']} split items left out)",
+    ]
+    if len(c["per_annotator"]) <= _SHOWN_ANNOTATORS:
+        lines.extend(
+            f"  judge vs {a['annotator']}: {pct(a['agreement'])}{ci_text(a['agreement_ci'])} on {a['agreement_n']} "
+            f"labels with ties; {agreement_text(a)}   kappa: {kappa_text(a)}"
+            for a in c["per_annotator"]
+        )
+    return lines
+
+
+def agreement_text(figures: Agreement) -> str:
+    """'80.0% [62.5, 93.8] on 16 decisive labels; 4 ties left out'."""
+    return (
+        f"{pct(figures['decisive_agreement'])}{ci_text(figures['decisive_agreement_ci'])} on "
+        f"{figures['decisive_agreement_n']} decisive labels; {figures['ties_left_out']} ties left out"
+    )
+
+
+def kappa_text(figures: Agreement) -> str:
+    """'0.62 [0.41, 0.80]', or 'n/a'."""
+    value, interval = figures["kappa"], figures["kappa_ci"]
+    if value is None:
+        return "n/a"
+    return f"{value:.2f}" + (f" [{interval[0]:.2f}, {interval[1]:.2f}]" if interval else "")

@@ -1,0 +1,201 @@
+"""Calibration against people: how well annotators agree with each other (the human ceiling) and how well the
+judge agrees with their majority and with each of them, every figure with a bootstrap interval.
+
+Pure: reads ItemResult rows (their human_votes and human_voters) and returns a JSON-ready dict; no I/O.
+
+Two conventions, both reported and both labelled: *with ties* a tie label is a label like any other (a judge
+tie matches a human tie); *decisive* keeps only decisive human labels ("a" or "b"), so a judge tie there is a
+miss, and the human ties left out are counted. Every figure is a ratio over items, and one seeded item
+bootstrap (the run's) gives every interval, so the ceiling and the judge's figures are drawn together.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from judgebias.core.labels import HUMAN_LABELS, majority
+from judgebias.core.record import ItemResult
+from judgebias.figures import stats
+from judgebias.figures.stats import FloatArray
+
+_K = len(HUMAN_LABELS)
+_INDEX: dict[str, int] = {label: i for i, label in enumerate(HUMAN_LABELS)}
+_DECISIVE = ("1", "2")
+
+
+class _Draws:
+    """One item bootstrap shared by every figure of the calibration: ratios and kappas per resample."""
+
+    def __init__(self, n: int, resamples: int, seed: int) -> None:
+        self.blocks = list(stats.bootstrap_counts(n, resamples, seed))
+
+    def ratio(self, numerator: FloatArray, denominator: FloatArray) -> list[float] | None:
+        """The interval of sum(numerator) / sum(denominator) over resampled items."""
+        if not self.blocks or denominator.sum() <= 0:
+            return None
+        return stats.percentile_interval(
+            np.concatenate([stats.ratio(c @ numerator, c @ denominator) for c in self.blocks])
+        )
+
+    def kappa(self, onehot: FloatArray) -> list[float] | None:
+        """The interval of Cohen's kappa of per-item one-hot (judge or rater 1) x (rater 2) cells."""
+        if not self.blocks or onehot.sum() <= 0:
+            return None
+        return stats.percentile_interval(
+            np.concatenate([stats.cohen_kappa_batch((c @ onehot).reshape(-1, _K, _K)) for c in self.blocks])
+        )
+
+    def alpha(self, coincidences: FloatArray) -> list[float] | None:
+        """The interval of Krippendorff's alpha of per-item coincidence cells."""
+        if not self.blocks or coincidences.sum() <= 0:
+            return None
+        return stats.percentile_interval(
+            np.concatenate([krippendorff_alpha_batch((c @ coincidences).reshape(-1, _K, _K)) for c in self.blocks])
+        )
+
+
+def krippendorff_alpha_batch(coincidences: FloatArray) -> FloatArray:
+    """Krippendorff's alpha (nominal) of each (k, k) coincidence matrix in a stack; NaN where undefined."""
+    # alpha = 1 - D_o / D_e with D_o = (n - sum_c o_cc) / n and D_e = (n^2 - sum_c n_c^2) / (n (n - 1)).
+    n = coincidences.sum(axis=(1, 2))
+    observed = n - np.trace(coincidences, axis1=1, axis2=2)
+    margins = coincidences.sum(axis=2)
+    expected = n * n - (margins * margins).sum(axis=1)
+    return 1.0 - stats.ratio((n - 1.0) * observed, np.where(expected > 1e-12, expected, 0.0))
+
+
+def _coincidence(votes: Sequence[str]) -> FloatArray:
+    """One item's coincidence cells: every ordered pair of its votes, weighted 1 / (votes - 1)."""
+    cells = np.zeros(_K * _K)
+    m = len(votes)
+    if m < 2:
+        return cells
+    counts = Counter(votes)
+    for c, nc in counts.items():
+        for k, nk in counts.items():
+            cells[_INDEX[c] * _K + _INDEX[k]] += (nc * (nk - (c == k))) / (m - 1)
+    return cells
+
+
+def _pair_rates(votes: Sequence[str]) -> tuple[float, float]:
+    """(agreeing, all) ordered pairs of distinct votes of one item, as a share: (share, 1) or (0, 0)."""
+    m = len(votes)
+    if m < 2:
+        return 0.0, 0.0
+    same = sum(c * (c - 1) for c in Counter(votes).values())
+    return same / (m * (m - 1)), 1.0
+
+
+def _figure(draws: _Draws, name: str, match: FloatArray, has: FloatArray) -> dict[str, Any]:
+    """A ratio figure as `name`, `name_ci`, `name_n`."""
+    total = float(has.sum())
+    return {
+        name: float(match.sum()) / total if total > 0 else None,
+        f"{name}_ci": draws.ratio(match, has),
+        f"{name}_n": int(total),
+    }
+
+
+def _by_annotator(r: ItemResult) -> dict[str, str]:
+    """The item's votes by annotator name ({} when its votes are anonymous)."""
+    if len(r.human_voters) != len(r.human_votes):
+        return {}
+    return dict(zip(r.human_voters, r.human_votes, strict=True))
+
+
+def _kappa_cell(first: str, second: str) -> int:
+    """The cell of a 3 x 3 (first rater, second rater) table."""
+    return _INDEX[first] * _K + _INDEX[second]
+
+
+def calibrate(items: Sequence[ItemResult], *, resamples: int = 1000, seed: int = 0) -> dict[str, Any] | None:
+    """The human ceiling, the judge against the majority and against each annotator; None without votes."""
+    if not any(r.human_votes for r in items):
+        return None
+    n = len(items)
+    draws = _Draws(n, resamples, seed)
+    scored = np.array([r.verdict != "error" for r in items], dtype=np.float64)
+    annotators = sorted({name for r in items for name in r.human_voters})
+    out: dict[str, Any] = {
+        "annotators": annotators,
+        "labels_n": sum(len(r.human_votes) for r in items),
+        "labelled_items_n": sum(1 for r in items if r.human_votes),
+    }
+    out["ceiling"] = _ceiling(items, annotators, draws)
+    out["majority"] = _against_majority(items, scored, draws)
+    out["per_annotator"] = [_against_annotator(items, scored, name, draws) for name in annotators]
+    return out
+
+
+def _ceiling(items: Sequence[ItemResult], annotators: Sequence[str], draws: _Draws) -> dict[str, Any]:
+    """How often two people agree (with ties, decisive), and the chance-corrected figure: Cohen's kappa for two
+    named annotators, Krippendorff's alpha otherwise."""
+    n = len(items)
+    agree, has = np.zeros(n), np.zeros(n)
+    agree_d, has_d = np.zeros(n), np.zeros(n)
+    ties = 0
+    for i, r in enumerate(items):
+        agree[i], has[i] = _pair_rates(r.human_votes)
+        agree_d[i], has_d[i] = _pair_rates([v for v in r.human_votes if v in _DECISIVE])
+        ties += int(has[i] > 0 and has_d[i] == 0)
+    out: dict[str, Any] = {}
+    out |= _figure(draws, "agreement", agree, has)
+    out |= _figure(draws, "decisive_agreement", agree_d, has_d)
+    out["ties_left_out"] = ties
+    if len(annotators) == 2:
+        onehot = np.zeros((n, _K * _K))
+        for i, r in enumerate(items):
+            by = _by_annotator(r)
+            if annotators[0] in by and annotators[1] in by:
+                onehot[i, _kappa_cell(by[annotators[0]], by[annotators[1]])] = 1.0
+        out["method"] = "cohen_kappa"
+        out["kappa"] = stats.cohen_kappa(onehot.sum(axis=0).reshape(_K, _K))
+        out["kappa_ci"] = draws.kappa(onehot) if out["kappa"] is not None else None
+        out["kappa_n"] = int(onehot.sum())
+    else:
+        coincidences = np.stack([_coincidence(r.human_votes) for r in items])
+        value = float(krippendorff_alpha_batch(coincidences.sum(axis=0).reshape(1, _K, _K))[0])
+        out["method"] = "krippendorff_alpha"
+        out["kappa"] = value if np.isfinite(value) else None
+        out["kappa_ci"] = draws.alpha(coincidences) if out["kappa"] is not None else None
+        out["kappa_n"] = int(has.sum())
+    return out
+
+
+def _against(
+    items: Sequence[ItemResult], scored: FloatArray, labels: Sequence[str | None], draws: _Draws
+) -> dict[str, Any]:
+    """The judge's verdicts against one label per item (None: no label): with ties, decisive, Cohen's kappa."""
+    n = len(items)
+    has = scored * np.array([label is not None for label in labels], dtype=np.float64)
+    match = has * np.array([r.verdict == label for r, label in zip(items, labels, strict=True)], dtype=np.float64)
+    decisive = has * np.array([label in _DECISIVE for label in labels], dtype=np.float64)
+    onehot = np.zeros((n, _K * _K))
+    for i, (r, label) in enumerate(zip(items, labels, strict=True)):
+        if has[i] and label is not None and r.verdict in _INDEX:
+            onehot[i, _kappa_cell(r.verdict, label)] = 1.0
+    out: dict[str, Any] = {}
+    out |= _figure(draws, "agreement", match, has)
+    out |= _figure(draws, "decisive_agreement", match * decisive, decisive)
+    out["ties_left_out"] = int(has.sum() - decisive.sum())
+    out["kappa"] = stats.cohen_kappa(onehot.sum(axis=0).reshape(_K, _K))
+    out["kappa_ci"] = draws.kappa(onehot) if out["kappa"] is not None else None
+    return out
+
+
+def _against_majority(items: Sequence[ItemResult], scored: FloatArray, draws: _Draws) -> dict[str, Any]:
+    """The judge against the strict plurality of each item's votes; split items (no plurality) left out."""
+    labels = [majority(r.human_votes) for r in items]
+    out = _against(items, scored, labels, draws)
+    out["split_left_out"] = sum(1 for r, label in zip(items, labels, strict=True) if r.human_votes and label is None)
+    return out
+
+
+def _against_annotator(items: Sequence[ItemResult], scored: FloatArray, name: str, draws: _Draws) -> dict[str, Any]:
+    """The judge against one annotator's labels."""
+    labels = [_by_annotator(r).get(name) for r in items]
+    return {"annotator": name} | _against(items, scored, labels, draws)
