@@ -170,15 +170,22 @@ def asset(name: str) -> str:
     return (resources.files("judgebias.report") / "static" / name).read_text(encoding="utf-8")
 
 
-def render_page(template: str, redactor: Callable[[str], str], **context: Any) -> str:
+def render_page(
+    template: str,
+    redactor: Callable[[str], str],
+    *,
+    script_file: str = "report.js",
+    css_file: str = "report.css",
+    **context: Any,
+) -> str:
     """A complete page whose only script is ours (pinned by hash in the CSP) and which loads nothing."""
-    script = asset("report.js")
+    script = asset(script_file)
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
     csp = f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'sha256-{digest}'"
     page = (
         environment()
         .get_template(template)
-        .render(redact=redactor, csp=Markup(csp), css=Markup(asset("report.css")), script=Markup(script), **context)
+        .render(redact=redactor, csp=Markup(csp), css=Markup(asset(css_file)), script=Markup(script), **context)
     )
     return page if page.endswith("\n") else page + "\n"
 

@@ -1,0 +1,149 @@
+"""Labels people return (the page's JSONL export, or a CSV filled in elsewhere), checked line by line, and
+merged into a copy of the dataset as human_votes and human_voters.
+
+Every problem is one UserError naming file, line and field. A label says a, b or tie (1 and 2 mean a and b);
+`skip` is a label file's way to say "not labelled" and is left out. The same annotator labelling one item twice
+is an error (which one would count?); labels for an id the dataset does not have are an error too.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from judgebias.core.errors import UserError
+from judgebias.core.labels import SPELLED, HumanLabel, human_label, majority
+from judgebias.io.dataset import load_items
+from judgebias.io.files import write_text_atomic
+from judgebias.io.jsonl import json_lines
+
+SKIP = "skip"
+
+
+@dataclass(frozen=True)
+class Label:
+    """One person's label for one item, in the item's frame, and where it was read."""
+
+    id: str
+    label: HumanLabel
+    annotator: str
+    where: str  # FILE:LINE
+
+
+@dataclass(frozen=True)
+class Merged:
+    """What a merge did."""
+
+    out: Path
+    labels: int
+    annotators: list[str]
+    items: int
+    skipped: int
+    human_set: int  # items given `human` (their votes' majority) because they had none
+
+
+def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, record) of a JSONL or CSV label file."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such labels file") from None
+    except UnicodeDecodeError:
+        raise UserError(f"{path}: not UTF-8 text: save the labels file as UTF-8") from None
+    if path.suffix.lower() == ".csv":
+        reader = csv.DictReader(text.splitlines())
+        missing = {"id", "label", "annotator"} - set(reader.fieldnames or [])
+        if missing:
+            raise UserError(f"{path}:1: the header lacks {', '.join(sorted(missing))}: columns id, label, annotator")
+        for row in reader:
+            yield reader.line_num, dict(row)
+        return
+    for number, record in json_lines(text.splitlines(), path, column=True):
+        if not isinstance(record, dict):
+            raise UserError(f"{path}:{number}: expected a JSON object, got {type(record).__name__}")
+        yield number, record
+
+
+def read_labels(paths: Sequence[Path], known: set[str]) -> tuple[list[Label], int]:
+    """Every label of the files (skips left out, counted), each line checked; ids must be in `known`."""
+    labels: list[Label] = []
+    skipped = 0
+    seen: dict[tuple[str, str], str] = {}
+    for path in paths:
+        for number, record in _rows(path):
+            where = f"{path}:{number}"
+            raw = record.get("label")
+            if path.suffix.lower() == ".csv" and not str(raw or "").strip():
+                continue  # a row of the template nobody filled in
+            item_id = record.get("id")
+            if not isinstance(item_id, str) or not item_id.strip():
+                raise UserError(f"{where}: field 'id': missing or not a string")
+            if item_id not in known:
+                raise UserError(f"{where}: field 'id': {item_id!r} is not an item of the dataset")
+            annotator = record.get("annotator")
+            if not isinstance(annotator, str) or not annotator.strip():
+                raise UserError(f"{where}: field 'annotator': missing: every label needs the name of who gave it")
+            annotator = annotator.strip()
+            if isinstance(raw, str) and raw.strip().lower() == SKIP:
+                skipped += 1
+                continue
+            label = human_label(raw)
+            if label is None:
+                raise UserError(f"{where}: field 'label': must be {SPELLED}, or skip, got {json.dumps(raw)[:40]}")
+            key = (annotator, item_id)
+            if key in seen:
+                raise UserError(f"{where}: field 'id': {annotator!r} labelled {item_id!r} twice (also {seen[key]})")
+            seen[key] = where
+            labels.append(Label(item_id, label, annotator, where))
+    return labels, skipped
+
+
+def merge_labels(label_files: Sequence[Path], data: Path, out: Path) -> Merged:
+    """Write a copy of `data` with each item's new votes appended to human_votes (and names to human_voters)."""
+    items = load_items(data)  # the whole dataset checked first, so the copy is a dataset the run reads
+    if out.resolve() == data.resolve():
+        raise UserError(f"{out}: is the dataset itself: the merge writes a copy (pass another --out)")
+    labels, skipped = read_labels(label_files, {item.id for item in items})
+    if not labels:
+        raise UserError(f"{', '.join(map(str, label_files))}: no labels to merge (every line is a skip or empty)")
+    by_item: dict[str, list[Label]] = {}
+    for label in labels:
+        by_item.setdefault(label.id, []).append(label)
+    lines, human_set = [], 0
+    for number, record in enumerate(_records(data), start=1):
+        new = by_item.get(str(record.get("id")), [])
+        if new:
+            votes = [human_label(v) for v in record.get("human_votes") or []]
+            voters = list(record.get("human_voters") or []) or [f"unnamed-{k + 1}" for k in range(len(votes))]
+            for label in new:
+                if label.annotator in voters:
+                    raise UserError(
+                        f"{label.where}: field 'annotator': {label.annotator!r} already voted on {label.id!r} in "
+                        f"{data}:{number} (human_voters)"
+                    )
+                votes.append(label.label)
+                voters.append(label.annotator)
+            record["human_votes"] = votes
+            record["human_voters"] = voters
+            if record.get("human") is None:
+                agreed = majority([v for v in votes if v is not None])
+                if agreed is not None:
+                    record["human"] = agreed
+                    human_set += 1
+        lines.append(json.dumps(record, ensure_ascii=False) + "\n")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(out, "".join(lines))
+    annotators = sorted(Counter(label.annotator for label in labels))
+    return Merged(out, len(labels), annotators, len(by_item), skipped, human_set)
+
+
+def _records(data: Path) -> Iterator[dict[str, Any]]:
+    """The dataset's JSON objects as written (load_items has checked them)."""
+    with data.open(encoding="utf-8-sig") as lines:
+        for _, record in json_lines(lines, data):
+            yield record
