@@ -1,6 +1,7 @@
 """A gate for CI: fail when a judge or rubric regresses below the figures you promised.
 
 `python -m judgebias.check RUN_OR_SWEEP_DIR [more] --min-consistency 0.8 --max-biased-first 0.1 --min-agreement 0.75`
+(--min-labels 100 makes the agreement count only when that many decisive human labels stand behind it)
 (and --max-styled-wins 0.6 for style bias, among others: see --help)
 reads every summary.json under the given folders (a run folder, a sweep folder, or a folder of sweeps) and checks
 each job against every threshold given. Exit codes: 0 every job passes, 1 a threshold failed (or a job failed,
@@ -56,6 +57,7 @@ GATES = (
     ("min_win_rate", "win_rate", True),
     ("max_win_rate", "win_rate", False),
     ("max_invalid_rate", "invalid_rate", False),
+    ("min_labels", "human_agreement_n", True),
     ("min_styled_wins", "styled_wins", True),
     ("max_styled_wins", "styled_wins", False),
 )
@@ -122,7 +124,8 @@ def check_job(job: Job, thresholds: Sequence[Threshold], *, skip_missing: bool =
                 Finding(
                     job.name,
                     False,
-                    f"FAIL {who}: {threshold.figure} = {value:.3f}, needs {threshold.describe()} "
+                    f"FAIL {who}: {threshold.figure} = {value:.{0 if threshold.figure.endswith('_n') else 3}f}, "
+                    f"needs {threshold.describe()} "
                     f"(--{threshold.option.replace('_', '-')})",
                 )
             )
@@ -130,7 +133,7 @@ def check_job(job: Job, thresholds: Sequence[Threshold], *, skip_missing: bool =
 
 
 def _missing_reason(name: str) -> str:
-    if name in ("human_agreement", "cohen_kappa"):
+    if name in ("human_agreement", "cohen_kappa", "human_agreement_n"):
         return "the data has no human labels"
     if name in ("position_consistency", "biased_first", "biased_second"):
         return "only one order was recorded"
@@ -144,6 +147,13 @@ def _fraction(text: str) -> float:
     if not 0.0 <= value <= 1.0:
         raise argparse.ArgumentTypeError(f"{text} is not a fraction between 0 and 1 (e.g. 0.8 for 80%)")
     return value
+
+
+def _labels(text: str) -> float:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text} is not a number of labels (1 or more)")
+    return float(value)
 
 
 def _kappa(text: str) -> float:
@@ -164,6 +174,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--max-biased-first", type=_fraction, help="highest biased_first (first-position bias)")
     p.add_argument("--max-biased-second", type=_fraction, help="highest biased_second (second-position bias)")
     p.add_argument("--min-agreement", type=_fraction, help="lowest human_agreement (needs human labels)")
+    p.add_argument(
+        "--min-labels",
+        type=_labels,
+        help="fewest decisive human labels behind human_agreement (a figure on 12 labels proves little)",
+    )
     p.add_argument("--min-kappa", type=_kappa, help="lowest Cohen's kappa with the human labels")
     p.add_argument("--min-win-rate", type=_fraction, help="lowest win_rate of answer a")
     p.add_argument("--max-win-rate", type=_fraction, help="highest win_rate of answer a")

@@ -37,7 +37,7 @@ from judgebias.report.pages import (
     with_ci,
     write_page,
 )
-from judgebias.report.svg import POSITION_SEGMENTS, VERDICT_SEGMENTS, Bar
+from judgebias.report.svg import POSITION_SEGMENTS, VERDICT_SEGMENTS, Bar, Point
 
 __all__ = ["MAX_TABLE_ROWS", "render_report", "write_report"]
 
@@ -115,7 +115,10 @@ def summary_cards(s: Figures) -> list[Card]:
         ),
     ]
     if "human_agreement" in s:
-        hint = f"on {shown(s.get('human_agreement_n'))} labelled items"
+        ties = s.get("human_agreement_ties_left_out")
+        hint = f"on {shown(s.get('human_agreement_n'))} decisive labels" + (
+            "" if ties is None else f"; {ties} ties left out"
+        )
         cards.append(Card("agreement with people", pct(s.get("human_agreement")), ci_text(s, "human_agreement"), hint))
     if s.get("longer_wins") is not None:
         hint = f"of {shown(s.get('longer_wins_n'))} decisive verdicts"
@@ -164,8 +167,8 @@ def _calls_card(s: Figures) -> Card:
 def notes(s: Figures) -> list[Note]:
     """Warnings (agreement below threshold, failed calls) and the run's notes."""
     out = []
-    if s.get("agreement_warning") and s.get("agreement_message"):
-        out.append(Note(str(s["agreement_message"]), warn=True))
+    if s.get("agreement_message"):
+        out.append(Note(str(s["agreement_message"]), warn=bool(s.get("agreement_warning"))))
     if s.get("failed_calls"):
         out.append(
             Note(
@@ -241,6 +244,46 @@ def agreement_panel(s: Figures) -> Panel | None:
         f"The dashed line is the agreement threshold ({pct(s.get('agreement_threshold'), 0)})."
     )
     chart = svg.interval_plot(points, title="agreement with human labels", reference=s.get("agreement_threshold"))
+    return Panel(chart, caption)
+
+
+_PANEL_ANNOTATORS = 8  # more annotators than this: the panel shows the ceiling and the majority only
+
+
+def calibration_panel(s: Figures) -> Panel | None:
+    """The human ceiling beside the judge's agreement with the majority and with each annotator (None without
+    human_votes): every row with ties and on decisive labels, the counts behind each in the caption."""
+    c = s.get("calibration")
+    if not c:
+        return None
+
+    def rows(label: str, figures: Mapping[str, Any]) -> list[Point]:
+        return [
+            Point(f"{label}, with ties", figures.get("agreement"), *(figures.get("agreement_ci") or (None, None))),
+            Point(
+                f"{label}, decisive",
+                figures.get("decisive_agreement"),
+                *(figures.get("decisive_agreement_ci") or (None, None)),
+            ),
+        ]
+
+    ceiling, agreed = c["ceiling"], c["majority"]
+    points = rows("people with each other", ceiling) + rows("judge vs majority", agreed)
+    if len(c["per_annotator"]) <= _PANEL_ANNOTATORS:
+        for a in c["per_annotator"]:
+            points += rows(f"judge vs {a['annotator']}", a)
+    chance = "Cohen's kappa" if ceiling.get("method") == "cohen_kappa" else "Krippendorff's alpha"
+    caption = (
+        f"{len(c['annotators']) or 'Anonymous'} annotators, {c['labels_n']} labels on {c['labelled_items_n']} items. "
+        f"The human ceiling: people agree on {ceiling['agreement_n']} items labelled twice or more "
+        f"({ceiling['decisive_agreement_n']} decisive; {ceiling['ties_left_out']} ties left out), "
+        f"{chance} {number(ceiling.get('kappa'), 2) or 'n/a'}. The judge against the majority: on "
+        f"{agreed['agreement_n']} labels with ties, {agreed['decisive_agreement_n']} decisive labels "
+        f"({agreed['ties_left_out']} ties and {agreed['split_left_out']} split items left out), Cohen's kappa "
+        f"{number(agreed.get('kappa'), 2) or 'n/a'}. With ties a tie matches a tie; decisive keeps a and b labels "
+        f"only, where a judge tie is a miss. The dashed line is the threshold ({pct(s.get('agreement_threshold'), 0)})."
+    )
+    chart = svg.interval_plot(points, title="calibration against people", reference=s.get("agreement_threshold"))
     return Panel(chart, caption)
 
 
@@ -460,6 +503,7 @@ def render_report(
         position=position_panel(s),
         win_rate=win_rate_panel(s),
         agreement=agreement_panel(s),
+        calibration=calibration_panel(s),
         confusion=confusion_table(digest),
         length=length_panel(s, digest),
         style=style_panel(s, digest),
