@@ -194,3 +194,13 @@ def test_gate_on_a_real_run_from_the_command_line(cli: Cli) -> None:
     assert (1, 0) == (strict.returncode, loose.returncode), (strict, loose)
     assert "biased_first = 0.167, needs biased_first <= 0.1 (--max-biased-first)" in strict.stdout
     assert loose.stdout.startswith("OK: 1 job passes")
+
+
+def test_agreement_needs_enough_labels_behind_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--min-labels fails a run whose agreement passes but stands on too few decisive labels, naming the count."""
+    run = write_run(tmp_path / "run", human_agreement_n=12)
+    assert 1 == check.main([str(run), "--min-agreement", "0.75", "--min-labels", "100"])
+    out = capsys.readouterr().out
+    assert "human_agreement_n = 12, needs human_agreement_n >= 100 (--min-labels)" in out
+    assert "human_agreement =" not in out
+    assert 0 == check.main([str(run), "--min-agreement", "0.75", "--min-labels", "12"])
