@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from judgebias.review.__main__ import main as review
-from tests.reliability.conftest import run_here
+from tests.reliability.helpers import run_here
 
 CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"

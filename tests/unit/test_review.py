@@ -9,7 +9,7 @@ import pytest
 
 from judgebias.core.sampling import Judged, Strategy, draw, order_distribution, position_entropy
 from judgebias.review.__main__ import main as review
-from tests.conftest import write_items
+from tests.helpers import write_items
 
 PAIRS = [{"id": f"p{i}", "question": f"q{i}?", "a": f"x{i}", "b": f"y{i}"} for i in range(4)]
 
