@@ -7,6 +7,10 @@ reads every summary.json under the given folders (a run folder, a sweep folder, 
 each job against every threshold given. Exit codes: 0 every job passes, 1 a threshold failed (or a job failed,
 had failed calls, or left no result), 2 usage error (bad option, no folder, no summary.json found).
 
+Two checks are on without a threshold: a job whose replies mostly carry no verdict (status `unreadable`) fails,
+and so does a job whose judge was not one judge (`mixed_judge`: a gateway fallback, several models answering, cached
+replies of another model; `--same-judge`, on by default, `--no-same-judge` to allow it).
+
 A figure a job does not have (agreement on data without human labels, consistency with one order recorded)
 fails its threshold by default, because a gate that silently checks nothing protects nothing; pass
 `--skip-missing` to report such a figure as skipped instead.
@@ -90,7 +94,9 @@ def _who(job: Job) -> str:
     return f"{job.name} ({' / '.join(known)})" if known else job.name
 
 
-def check_job(job: Job, thresholds: Sequence[Threshold], *, skip_missing: bool = False) -> list[Finding]:
+def check_job(
+    job: Job, thresholds: Sequence[Threshold], *, skip_missing: bool = False, same_judge: bool = True
+) -> list[Finding]:
     """Every finding for one job: its status first, then each threshold."""
     s = job.summary
     who = _who(job)
@@ -109,6 +115,11 @@ def check_job(job: Job, thresholds: Sequence[Threshold], *, skip_missing: bool =
                 f"out (rerun to retry them)",
             )
         )
+    if s.get("unreadable_note"):
+        findings.append(Finding(job.name, False, f"FAIL {who}: status unreadable: {s['unreadable_note']}"))
+    if same_judge and s.get("mixed_judge"):
+        note = s.get("mixed_judge_note") or "the judge was not one judge"
+        findings.append(Finding(job.name, False, f"FAIL {who}: {note} (--same-judge; --no-same-judge allows it)"))
     for threshold in thresholds:
         value = figure(s, threshold.figure)
         if value is None:
@@ -190,6 +201,12 @@ def parser() -> argparse.ArgumentParser:
         help="highest styled_wins: share of decisive verdicts won by the more formatted answer (0.5 = no style bias)",
     )
     p.add_argument(
+        "--same-judge",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="fail a job whose calls were not all answered by one judge (status mixed_judge; default: on)",
+    )
+    p.add_argument(
         "--skip-missing",
         action="store_true",
         help="report a figure a job does not have (e.g. agreement without labels) as skipped instead of failing",
@@ -217,7 +234,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
-    findings = [finding for job in jobs for finding in check_job(job, thresholds, skip_missing=args.skip_missing)]
+    findings = [
+        finding
+        for job in jobs
+        for finding in check_job(job, thresholds, skip_missing=args.skip_missing, same_judge=args.same_judge)
+    ]
     for finding in findings:
         if finding.skipped:
             print(finding.message)

@@ -40,8 +40,10 @@ def test_a_fault_storm_ends_with_the_clean_verdicts(
     storm = server(
         **judge, p429=0.1, p500=0.08, phang=0.06, preset=0.08, ptruncate=0.08, fault_retry_after=0.2, fault_seed=3
     )
-    # brackets: a reply cut to 3 characters is unreadable, so a truncated reply must be asked again
+    # brackets: a reply cut to 3 characters is unreadable, so a sampled judge's truncated reply is asked again (a
+    # judge at temperature 0 would give the same reply again: its cut-off replies are outcomes, not retried)
     common = ("data=jsonl", f"data.path={data}", "rubric=brackets", "judge.max_tokens=64", "max_concurrency=4")
+    common += ("judge.temperature=0.7",)
     retries = ("judge.timeout=0.5", "judge.max_retries=10")
     calm = run_here(tmp_path / "calm", *local(clean.url, f"cache.dir={tmp_path / 'calm-cache'}", *common))
     stormy = run_here(tmp_path / "storm", *local(storm.url, f"cache.dir={tmp_path / 'cache'}", *common, *retries))

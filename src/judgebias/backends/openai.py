@@ -10,7 +10,6 @@ saying its rate-limit window is used up pauses the next requests), which also sk
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import re
@@ -21,6 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from judgebias.backends.base import Backend, BatchTransport, FleetSource
+from judgebias.backends.chat_reply import reply_of_body, reply_of_text
 from judgebias.backends.pacing import Pacer
 from judgebias.backends.waits import announced_wait, format_seconds, window_exhausted
 from judgebias.config.checks import check_judge
@@ -28,7 +28,7 @@ from judgebias.config.schema import JudgeConfig, RubricConfig, TokenBudgetParam
 from judgebias.core.errors import CacheUnavailable, FatalJudgeError, UserError
 from judgebias.core.parsing import answer_part
 from judgebias.core.reading import read_reply
-from judgebias.core.record import Reply, Request
+from judgebias.core.record import TRANSIENT_OUTCOMES, Reply, Request
 from judgebias.core.redaction import replace_secrets
 from judgebias.core.tokens import estimate_prompt_tokens
 
@@ -47,16 +47,31 @@ NOTICE_EVERY = 10.0  # seconds between two retry notices on the terminal for the
 SENT_SEPARATELY = ("model",)
 
 
+TRUNCATED_RETRIES = 2  # a sampled judge's cut-off reply is asked again at most this often (a temperature-0 one never)
+
+
 class TruncatedReply(Exception):
-    """The reply hit max_tokens before a readable verdict (finish_reason "length"): worth one more try."""
+    """The reply of a sampled judge hit max_tokens before a readable verdict: another sample may fit the budget."""
 
     def __init__(self, reply: Reply) -> None:
         super().__init__("the reply was cut off (finish_reason=length) before a readable verdict")
         self.reply = reply
 
 
+class UnusableReply(Exception):
+    """A status-200 reply that looks transient (an error body, no choices, not JSON): retried as an error, not cached."""
+
+    def __init__(self, reply: Reply) -> None:
+        super().__init__(reply.reason or str(reply.outcome))
+        self.reply = reply
+
+
 class CallFailed(Exception):
     """A call that still failed after its retries; the run records it as an explicit error and goes on."""
+
+    def __init__(self, message: str, outcome: str | None = None) -> None:
+        super().__init__(message)
+        self.outcome = outcome  # the kind of the last reply when it came back without a verdict (TRANSIENT_OUTCOMES)
 
 
 def _sdk() -> Any:
@@ -176,24 +191,17 @@ class OpenAIJudge(Backend):
         return params
 
     def reply_from_json(self, body: Mapping[str, Any], request: Request) -> Reply:
-        """The Reply of one chat-completion response body (a live call's JSON, or a batch output line's body).
+        """The Reply of one chat-completion response body (a batch output line's body; backends.chat_reply).
 
         Only `message.content` is the reply: a separate `reasoning_content` / `reasoning` field is the model's
         thinking, not its verdict. Hidden reasoning tokens are part of `completion_tokens` (billed as output).
         """
         labels = request.view.labels(self.rubric.tie_label)
-        choices = body.get("choices") or []
-        choice: Mapping[str, Any] = choices[0] if choices else {}
-        message = choice.get("message") or {}
-        usage = body.get("usage") or {}
-        return Reply(
-            text=message.get("content"),
-            prompt_tokens=int(usage.get("prompt_tokens") or 0),
-            completion_tokens=int(usage.get("completion_tokens") or 0),
-            model=body.get("model"),
-            finish_reason=choice.get("finish_reason"),
-            probs=_label_probs_json(choice.get("logprobs"), labels),
-        )
+        return reply_of_body(body, None, lambda logprobs: _label_probs_json(logprobs, labels))
+
+    def _sampled(self) -> bool:
+        """Whether the same request can give another reply (temperature unset or above 0)."""
+        return self.config.temperature is None or self.config.temperature > 0
 
     def _headers(self) -> dict[str, str]:
         """Extra HTTP headers, their values read from the environment at call time (never cached or written)."""
@@ -205,13 +213,17 @@ class OpenAIJudge(Backend):
         body = self.request_body(request.messages)
         estimate = estimate_prompt_tokens(request.messages) + (self.config.max_tokens or 0)
         headers = self._headers() if self.config.extra_headers else None
+        labels = request.view.labels(self.rubric.tie_label)
+        sent = 0  # requests actually sent for this call (for messages)
+        cut_off = 0  # of those, replies cut off at max_tokens before a verdict
 
         def attempt() -> Reply:
-            nonlocal body
+            nonlocal body, sent, cut_off
             self._raise_if_stopped()
             ticket = self.pacer.wait(estimate)
             try:
                 self._raise_if_stopped()
+                sent += 1
                 raw = create(
                     model=body["model"],
                     messages=(),  # sent in extra_body (see SENT_SEPARATELY)
@@ -232,14 +244,19 @@ class OpenAIJudge(Backend):
                 wait = announced_wait(response_headers, time.time())
                 if wait:
                     self.pacer.pause_all(min(wait, self.config.max_wait))
-            reply = self.reply_from_json(json.loads(raw.text), request)
-            if reply.finish_reason == "length":
+            reply = reply_of_text(raw.text, response_headers, lambda logprobs: _label_probs_json(logprobs, labels))
+            if reply.outcome in TRANSIENT_OUTCOMES:
+                raise UnusableReply(reply)
+            if reply.finish_reason == "length" and reply.outcome is None:
                 if not answer_part(reply.text or "").strip():
-                    with self._lock:  # the whole budget went to reasoning (hidden, or an unclosed <think>): again
+                    with self._lock:  # the whole budget went to reasoning (hidden, or an unclosed <think>)
                         self.budget_spent += 1
-                    return reply
+                    return _truncated(reply, "the judge spent its whole budget before answering")
                 if self._unreadable(reply, request):
-                    raise TruncatedReply(reply)
+                    cut_off += 1
+                    if self._sampled() and cut_off <= TRUNCATED_RETRIES:
+                        raise TruncatedReply(reply)  # another sample may fit; at temperature 0 it would not
+                    return _truncated(reply, "the reply was cut off at judge.max_tokens before a readable verdict")
             return reply
 
         try:
@@ -252,8 +269,8 @@ class OpenAIJudge(Backend):
                 sleep=self._sleep,
                 starting=lambda: not self.reached,
             )
-        except TruncatedReply as truncated:
-            return truncated.reply
+        except TruncatedReply as truncated:  # the retry budget ran out first
+            return _truncated(truncated.reply, "the reply was cut off at judge.max_tokens before a readable verdict")
         except FatalJudgeError as fatal:
             self.stop(str(fatal))  # the calls queued behind this one would fail the same way: send none of them
             raise
@@ -264,14 +281,10 @@ class OpenAIJudge(Backend):
             if type(error) is openai.APIConnectionError and not self.reached:  # refused or unresolvable, not a timeout
                 # Nothing has ever come back: the endpoint is down or wrong, and every other call would fail too.
                 raise FatalJudgeError(f"{self.describe()}: {explain(error)}") from None
-            raise CallFailed(f"{explain(error)} (after {self._attempts_text(error)})") from None
+            outcome = error.reply.outcome if isinstance(error, UnusableReply) else None
+            raise CallFailed(f"{explain(error)} (after {_attempts_text(error, sent)})", outcome) from None
         self.reached = True
         return reply
-
-    def _attempts_text(self, error: BaseException) -> str:
-        asked = retry_after(error)
-        long_wait = asked is not None and asked >= LONG_WAIT
-        return f"waiting out {self.config.max_wait:g}s" if long_wait else f"{self.config.max_retries + 1} attempts"
 
     def notes(self) -> list[str]:
         """What the summary should say about this judge's calls (timeouts, budgets spent reasoning, logprobs)."""
@@ -349,6 +362,20 @@ class OpenAIJudge(Backend):
     def describe(self) -> str:
         """The judge and endpoint, for error messages (never the key)."""
         return f"judge {self.config.name!r} ({self.config.model} at {self.endpoint})"
+
+
+def _truncated(reply: Reply, reason: str) -> Reply:
+    """A cut-off reply as an outcome: no verdict, and the fix (a larger budget is a new cache key, asked again)."""
+    import dataclasses
+
+    return dataclasses.replace(reply, outcome="truncated", reason=f"{reason}: raise judge.max_tokens")
+
+
+def _attempts_text(error: BaseException, sent: int) -> str:
+    """How many requests this call sent, and whether it waited out an announced wait."""
+    asked = retry_after(error)
+    requests = f"{sent} attempt{'s' if sent != 1 else ''}"  # requests actually sent
+    return f"{requests}, waiting out the announced waits" if asked is not None and asked >= LONG_WAIT else requests
 
 
 def call_with_retries(
@@ -437,10 +464,11 @@ def call_with_retries(
 
 
 def is_transient(error: BaseException) -> bool:
-    """Worth retrying: rate limits (not an exhausted quota), 5xx, timeouts, dropped connections, a cut-off reply."""
+    """Worth retrying: rate limits (not an exhausted quota), 5xx, timeouts, dropped connections, a sampled judge's
+    cut-off reply, a status-200 reply that looks like a transient error."""
     openai = _sdk()
 
-    if isinstance(error, TruncatedReply | openai.APIConnectionError):  # includes APITimeoutError
+    if isinstance(error, TruncatedReply | UnusableReply | openai.APIConnectionError):  # includes APITimeoutError
         return True
     if isinstance(error, openai.APIStatusError):
         if is_permanent(error):
@@ -500,6 +528,8 @@ _UPSTREAM_AUTH = re.compile(r"litellm\.(?:AuthenticationError|PermissionDeniedEr
 def _reason(error: BaseException, redact: Callable[[str], str]) -> str:
     openai = _sdk()
 
+    if isinstance(error, UnusableReply):
+        return redact(str(error))
     if isinstance(error, openai.APIStatusError):
         status = error.status_code
         code = _error_code(error)

@@ -22,7 +22,9 @@ from judgebias.config.schema import (
 )
 from judgebias.core.errors import SecretInConfig, UserError
 from judgebias.core.prompt import unknown_placeholders
+from judgebias.core.record import DETERMINISTIC_OUTCOMES
 
+REASKABLE = (*DETERMINISTIC_OUTCOMES, "foreign")  # cache.reask values: cached outcomes, and foreign replies
 ENV_VAR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 REASONING_MODEL = re.compile(r"(?:^|/)(?:o\d|gpt-5)(?:$|[-.:])")  # OpenAI's o-series and gpt-5 family
 
@@ -48,6 +50,12 @@ def check_settings(config: Config) -> None:
     for judge in judges_of(config).values():
         check_judge(judge)
         check_batch(judge, config.cache.mode)
+    unknown_reask = [value for value in config.cache.reask if value not in REASKABLE]
+    if unknown_reask:
+        raise UserError(
+            f"cache.reask={unknown_reask[0]!r} is not a cached outcome: use any of {', '.join(REASKABLE)} "
+            "(e.g. cache.reask=[refusal,foreign])"
+        )
     if not ENV_VAR_NAME.fullmatch(config.cache.url_env):
         # Most likely the URL itself, password and all: never echo it, and let the caller scrub it from the dumps.
         raise SecretInConfig(

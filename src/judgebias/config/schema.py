@@ -118,6 +118,7 @@ class JudgeConfig:
     tokens_per_minute: float | None = None
     price_input_per_mtok: float = 0.0  # USD per million prompt tokens
     price_output_per_mtok: float = 0.0  # USD per million completion tokens
+    expect_models: list[str] = field(default_factory=list)  # models (or deployments) that may answer besides `model`
     family: str | None = None  # model family, to flag self-preference when items name their models
     strategy: Strategy | None = None  # scripted judges only
     first_bias: float = 0.0  # scripted "noisy": probability of picking the first-shown answer regardless
@@ -176,6 +177,7 @@ class CacheConfig:
     mode: CacheMode = CacheMode.use
     backend: CacheBackend = CacheBackend.disk
     url_env: str = "JUDGEBIAS_REDIS_URL"  # NAME of the env var holding the Redis URL (never the URL itself)
+    reask: list[str] = field(default_factory=list)  # cached outcomes asked again: refusal, content_filter, ..., foreign
 
 
 @dataclass

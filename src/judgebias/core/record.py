@@ -23,20 +23,41 @@ class Request:
     messages: list[dict[str, str]]
 
 
+# What a reply that carries no verdict was (Reply.outcome). Deterministic ones are cached as such (asking the same
+# request again gives the same answer; `cache.reask` asks them again); transient-looking ones are retried as errors
+# and never cached.
+DETERMINISTIC_OUTCOMES: tuple[str, ...] = ("refusal", "content_filter", "tool_calls", "truncated")
+TRANSIENT_OUTCOMES: tuple[str, ...] = ("error_body", "no_choices", "not_json")
+NO_VERDICT_OUTCOMES: tuple[str, ...] = DETERMINISTIC_OUTCOMES + TRANSIENT_OUTCOMES
+
+
 @dataclass(frozen=True)
 class Reply:
-    """What came back from one call."""
+    """What came back from one call: the reply, its token counts, and who answered it (as the server says).
+
+    The one declaration of a stored reply: `to_json` is the cached form, `from_json` reads it back (a reply cached
+    before a field existed reads as that field's default).
+    """
 
     text: str | None
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    model: str | None = None
+    model: str | None = None  # the model the reply names (a gateway may rewrite it to its alias)
     finish_reason: str | None = None
     probs: dict[str, float] | None = None  # label text -> probability, when log-probabilities were returned
+    outcome: str | None = None  # a reply that carries no verdict: one of NO_VERDICT_OUTCOMES; None for a reply
+    reason: str | None = None  # why it carries no verdict, in words (a refusal's own text is kept in `text`)
+    system_fingerprint: str | None = None  # the backend configuration the provider reports
+    provider: str | None = None  # the upstream provider a router names in the body (OpenRouter's `provider`)
+    deployment: str | None = None  # the deployment's model a gateway names (LiteLLM: x-litellm-model-name)
+    deployment_id: str | None = None  # LiteLLM: x-litellm-model-id
+    api_base: str | None = None  # LiteLLM: x-litellm-model-api-base
+    fallbacks: int = 0  # fallbacks the gateway reports for this reply (LiteLLM: x-litellm-attempted-fallbacks)
+    gateway_retries: int = 0  # upstream retries the gateway reports (LiteLLM: x-litellm-attempted-retries)
 
     def to_json(self) -> dict[str, Any]:
-        """The cached form (JSON text in the cache, never pickle)."""
-        return {
+        """The cached form (JSON text in the cache, never pickle); origin fields only when known."""
+        value: dict[str, Any] = {
             "text": self.text,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
@@ -44,6 +65,11 @@ class Reply:
             "finish_reason": self.finish_reason,
             "probs": self.probs,
         }
+        for name in REPLY_OPTIONAL_FIELDS:
+            field_value = getattr(self, name)
+            if field_value:
+                value[name] = field_value
+        return value
 
     @staticmethod
     def from_json(value: dict[str, Any]) -> Reply:
@@ -55,7 +81,38 @@ class Reply:
             model=value.get("model"),
             finish_reason=value.get("finish_reason"),
             probs=value.get("probs"),
+            outcome=value.get("outcome"),
+            reason=value.get("reason"),
+            system_fingerprint=value.get("system_fingerprint"),
+            provider=value.get("provider"),
+            deployment=value.get("deployment"),
+            deployment_id=value.get("deployment_id"),
+            api_base=value.get("api_base"),
+            fallbacks=int(value.get("fallbacks") or 0),
+            gateway_retries=int(value.get("gateway_retries") or 0),
         )
+
+    @property
+    def answered_by(self) -> str | None:
+        """Who answered: the deployment a gateway names, else the model the reply names (with a router's provider)."""
+        model = self.deployment or self.model
+        if model is not None and self.provider:
+            return f"{model} via {self.provider}"
+        return model
+
+
+# Stored only when set (a cached reply of an older release has none of them): outcome, reason and the origin.
+REPLY_OPTIONAL_FIELDS: tuple[str, ...] = (
+    "outcome",
+    "reason",
+    "system_fingerprint",
+    "provider",
+    "deployment",
+    "deployment_id",
+    "api_base",
+    "fallbacks",
+    "gateway_retries",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +131,14 @@ class CallResult:
     tag_second: str | None = None
     offline: bool = False  # answered by a judge that sends no request (scripted, replay)
     batched: bool = False  # answered by a batch collected in this run (priced at judge.batch_discount)
+    outcome: str | None = (
+        None  # a reply without a verdict (NO_VERDICT_OUTCOMES), or the kind of a failed call's last reply
+    )
+    reason: str | None = None  # why the reply carries no verdict
+    answered_by: str | None = None  # Reply.answered_by: the deployment or model that answered
+    origin: dict[str, Any] | None = None  # the reply's origin fields as the server reported them (verdicts.jsonl)
+    fallbacks: int = 0  # fallbacks the gateway reported for this call
+    gateway_retries: int = 0  # upstream retries the gateway reported for this call
 
     def without_reply(self) -> CallResult:
         """This call without its reply text (written out already): what the metrics keep in memory.
@@ -94,6 +159,12 @@ class CallResult:
             tag_second=self.tag_second,
             offline=self.offline,
             batched=self.batched,
+            outcome=self.outcome,
+            reason=self.reason,
+            answered_by=self.answered_by,
+            origin=self.origin,
+            fallbacks=self.fallbacks,
+            gateway_retries=self.gateway_retries,
         )
 
 
@@ -168,6 +239,16 @@ class CallFields(TypedDict, total=False):
     probs2: dict[str, float]
     labels1: list[str | None]  # the random tags shown (rubric.labels=tags)
     labels2: list[str | None]
+    outcome1: str  # a reply without a verdict: refusal | content_filter | tool_calls | truncated | error_body | ...
+    outcome2: str
+    reason1: str  # why that reply carries no verdict
+    reason2: str
+    model1: str  # the model the reply names
+    model2: str
+    answered_by1: str  # the deployment (or model) that answered
+    answered_by2: str
+    origin1: dict[str, Any]  # what the server reported of the reply's origin: deployment, provider, fingerprint, ...
+    origin2: dict[str, Any]
     verdict: str  # in an ensemble line's `judges` entries: that judge's own verdict
 
 
@@ -232,7 +313,7 @@ class Summary(TypedDict, total=False):
     """summary.json: the run's identity, every figure (with `ci` intervals), cost and notes."""
 
     # identity
-    status: str  # "ok" | "errors" | "failed"
+    status: str  # "ok" | "errors" | "unreadable" | "mixed_judge" | "failed" (docs/outputs.md)
     error: str  # a failed job's reason
     judge: str | None  # the judge's name, or "ensemble"
     rubric: str | None
@@ -246,7 +327,11 @@ class Summary(TypedDict, total=False):
     n_errors: int
     errors_call1: int
     errors_call2: int
-    n_invalid: int
+    n_invalid: int  # verdict-shaped replies the parser could not read (not the outcomes below)
+    n_no_verdict: int  # replies that carry no verdict at all (refusals, filters, truncated, ...): `outcomes`
+    outcomes: dict[str, int]  # outcome -> calls (cached ones, and failed calls' last reply kinds, included)
+    no_verdict_share: float | None  # (n_invalid + n_no_verdict) / calls answered
+    unreadable_note: str
     calls_total: int
     calls_cached: int
     calls_live: int  # requests answered by an endpoint in this run (not cached, not failed)
@@ -321,6 +406,15 @@ class Summary(TypedDict, total=False):
     cost_usd: float
     saved_usd: float
     models_reported: list[str]
+    answered_by: dict[str, int]  # deployment (or model) -> calls it answered (ensembles: "judge: deployment")
+    calls_foreign: int  # calls answered by a model other than the configured one (or judge.expect_models)
+    items_mixed_judge: int  # items whose two orders were answered by different deployments or models
+    items_mixed_judge_ids: list[str]
+    cached_foreign: int  # cache hits answered by another deployment than this run's fresh replies
+    gateway_fallbacks: int  # calls the gateway reports it answered from a fallback
+    gateway_retries: int  # upstream retries the gateway reports (on top of `retries`, ours)
+    mixed_judge: bool
+    mixed_judge_note: str  # the one line that says how the judge was not one judge
     normalization: dict[str, Any]
     labels: str
     failed_calls: int

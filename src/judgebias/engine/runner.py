@@ -21,6 +21,7 @@ from typing import Any
 
 from judgebias.backends import Call, Judging, build_backend
 from judgebias.backends.base import Backend
+from judgebias.backends.openai import CallFailed
 from judgebias.batch.prefill import prefill
 from judgebias.cache import ReplyStore, call_key, open_cache
 from judgebias.cache.bundle import KeyLog
@@ -35,6 +36,7 @@ from judgebias.core.style import style_of
 from judgebias.core.verdict import is_consistent, reconcile
 from judgebias.engine.progress import Progress
 from judgebias.figures.metrics import ensemble_results, soft_preference
+from judgebias.figures.provenance import foreign_reason
 from judgebias.figures.summary import build_summary, ratings_for
 from judgebias.io import output
 from judgebias.io.dataset import load_items, normalize_items, resolve_path
@@ -185,6 +187,7 @@ def _judge_all(
     failures = 0
     writer = output.VerdictWriter(out_dir, ensemble=len(judgings) > 1)
     executor = ThreadPoolExecutor(max_workers=config.max_concurrency, thread_name_prefix="judge")
+    reask = frozenset(config.cache.reask)
     stopping = threading.Event()  # ends the waits for calls that other processes sharing the cache are sending
     try:
         current: Item | None = None
@@ -196,7 +199,7 @@ def _judge_all(
                 current, calls = item, []
                 while slots and (len(slots) >= window or _done(slots[0][1])):
                     failures += _finalise(config, *slots.popleft(), per_judge, combined, writer, progress)
-            pending = _start(judging, request, key, hit, cache, inflight, executor, stopping, batched)
+            pending = _start(judging, request, key, hit, cache, inflight, executor, stopping, batched, reask)
             calls.append((judging, request, pending))
         if current is not None:
             slots.append((current, calls))
@@ -254,6 +257,7 @@ def _start(
     executor: ThreadPoolExecutor,
     stopping: threading.Event,
     batched: AbstractSet[str],
+    reask: AbstractSet[str] = frozenset(),
 ) -> Pending:
     """Answer a call from the cache, or run a free backend inline, or send it to a worker.
 
@@ -270,6 +274,8 @@ def _start(
     same = inflight.get(key)
     if same is not None:  # the same prompt twice in one run (e.g. identical answers): one paid call
         return Pending(reply=same.reply, future=same.future, cached=True, error=same.error)  # never batched twice
+    if hit is not None and _reasked(hit, judging, reask):
+        hit = None  # a cached outcome (or a foreign reply) the user asked to ask again: sent as a miss
     if hit is not None and key in batched:  # remembered: a repeat of this prompt is a cache hit, as live
         inflight[key] = Pending(reply=Reply.from_json(hit), batched=True)
         return inflight[key]
@@ -287,6 +293,21 @@ def _start(
     pending = Pending(future=executor.submit(_live_call, backend, request, key, cache, stopping))
     inflight[key] = pending
     return pending
+
+
+def _reasked(hit: dict[str, Any], judging: Judging, reask: AbstractSet[str]) -> bool:
+    """Whether a cached reply is one `cache.reask` names: its outcome, or "foreign" to the configured judge."""
+    if not reask:
+        return False
+    reply = Reply.from_json(hit)
+    if reply.outcome is not None and reply.outcome in reask:
+        return True
+    if "foreign" not in reask:
+        return False
+    config = judging.config
+    return (
+        foreign_reason(reply.model, reply.deployment, reply.fallbacks, config.model, config.expect_models) is not None
+    )
 
 
 LEASE_WAIT = 1.0  # seconds between two checks that the run goes on, while another process sends a call
@@ -366,11 +387,12 @@ def _call_result(config: Config, request: Request, pending: Pending, *, offline:
                 error=str(error) or type(error).__name__,
                 tag_first=tags[0],
                 tag_second=tags[1],
+                outcome=error.outcome if isinstance(error, CallFailed) else None,
             )
     if reply is None:
         return CallResult("error", None, False, error=pending.error, tag_first=tags[0], tag_second=tags[1])
     rubric = config.rubric
-    label = read_reply(reply, view, rubric)
+    label = "invalid" if reply.outcome is not None else read_reply(reply, view, rubric)  # no verdict to read
     probs = None
     if reply.probs:
         positional = view.positions(rubric.tie_label)
@@ -387,7 +409,30 @@ def _call_result(config: Config, request: Request, pending: Pending, *, offline:
         tag_second=tags[1],
         offline=offline,
         batched=pending.batched,
+        outcome=reply.outcome,
+        reason=reply.reason,
+        answered_by=reply.answered_by,
+        origin=_origin(reply),
+        fallbacks=reply.fallbacks,
+        gateway_retries=reply.gateway_retries,
     )
+
+
+ORIGIN_FIELDS = (
+    "deployment",
+    "deployment_id",
+    "api_base",
+    "provider",
+    "system_fingerprint",
+    "fallbacks",
+    "gateway_retries",
+)
+
+
+def _origin(reply: Reply) -> dict[str, Any] | None:
+    """What the server reported of a reply's origin beyond its model (verdicts.jsonl's origin1/origin2)."""
+    origin = {name: getattr(reply, name) for name in ORIGIN_FIELDS if getattr(reply, name)}
+    return origin or None
 
 
 def item_result(item: Item, calls: list[CallResult]) -> ItemResult:

@@ -302,11 +302,21 @@ def _call_counts(items: Sequence[ItemResult]) -> dict[str, Any]:
     offline = sum(1 for c in answered if c.offline and not c.cached)
     # Requests an endpoint answered in this run; failed calls are counted as failures, not as replies.
     live = sum(1 for c in answered if not c.cached and not c.offline) if calls else total - cached
+    # A verdict-shaped reply the parser could not read is `invalid`; a reply with no verdict at all has an outcome.
+    if calls:
+        invalid = sum(1 for c in calls if c.label == "invalid" and c.outcome is None)
+    else:
+        invalid = sum(ls.count("invalid") for ls in labels)
+    unread = sum(ls.count("invalid") for ls in labels)
+    answered_n = total - sum(ls.count("error") for ls in labels)
     return {
         "n_errors": sum(1 for r in items if r.verdict == "error" or "error" in _positional(r)),
         "errors_call1": sum(1 for r in items if r.call1 == "error"),
         "errors_call2": sum(1 for r in items if r.call2 == "error"),
-        "n_invalid": sum(ls.count("invalid") for ls in labels),
+        "n_invalid": invalid,
+        "n_no_verdict": sum(1 for c in calls if c.outcome is not None and c.label != "error"),
+        "outcomes": dict(sorted(Counter(c.outcome for c in calls if c.outcome is not None).items())),
+        "no_verdict_share": round(unread / answered_n, 6) if answered_n else None,
         "calls_total": total,
         "calls_cached": cached,
         "calls_live": live,

@@ -12,6 +12,9 @@ from typing import Any, cast
 from judgebias.config.schema import Config, judges_of
 from judgebias.core.record import ItemResult, Summary
 from judgebias.figures.metrics import bradley_terry_ratings, summarize
+from judgebias.figures.provenance import judge_origin, merge_origins, mixed_judge_note
+
+UNREADABLE_SHARE = 0.5  # above this share of answered calls without a readable verdict, the run is `unreadable`
 
 
 def ratings_for(combined: list[ItemResult], config: Config) -> list[dict[str, Any]]:
@@ -89,6 +92,20 @@ def build_summary(
                 if call.model:
                     models.add(call.model)
     consistency_note = summary.get("position_consistency_note")
+    origin = merge_origins(
+        {name: judge_origin(per_judge[name], judge.model, judge.expect_models) for name, judge in judges.items()}
+    )
+    mixed_by = origin.pop("mixed_judge_by", None)
+    mixed_note = mixed_judge_note(origin | ({"mixed_judge_by": mixed_by} if mixed_by else {}), str(summary["judge"]))
+    summary.update(cast(Summary, origin))
+    summary["mixed_judge"] = mixed_note is not None
+    if mixed_note is not None:
+        summary["mixed_judge_note"] = mixed_note
+    unreadable = _unreadable_note(summary, failures)
+    if unreadable is not None:
+        summary["unreadable_note"] = unreadable
+    if not failures:
+        summary["status"] = "unreadable" if unreadable else "mixed_judge" if mixed_note else "ok"
     summary["calls_batched"] = batched
     summary["batches"] = list(batches)
     summary["cost_usd"] = round(cost, 6)
@@ -100,5 +117,45 @@ def build_summary(
     summary["retries"] = retries
     summary["timeouts"] = timeouts
     summary["judging_seconds"] = round(elapsed, 3)
-    summary["notes"] = notes + ([consistency_note] if consistency_note else [])
+    summary["notes"] = (
+        ([unreadable] if unreadable else [])
+        + _outcome_notes(summary)
+        + notes
+        + ([consistency_note] if consistency_note else [])
+    )
     return summary
+
+
+def _unreadable_note(summary: Summary, failures: int) -> str | None:
+    """The line that says most replies carried no verdict (before any advice about the rubric), or None."""
+    share = summary.get("no_verdict_share")
+    if share is None or share <= UNREADABLE_SHARE:
+        return None
+    answered = summary["calls_total"] - failures
+    unread = summary.get("n_invalid", 0) + summary.get("n_no_verdict", 0)
+    kinds = ", ".join(f"{name} {n}" for name, n in (summary.get("outcomes") or {}).items())
+    return (
+        f"{unread} of {answered} replies ({100 * share:.0f}%) carry no readable verdict "
+        f"(invalid {summary.get('n_invalid', 0)}" + (f", {kinds}" if kinds else "") + "): the figures describe "
+        "the parser, not the judge; check that the judge answers in the rubric's format (raw1/raw2 in verdicts.jsonl)"
+    )
+
+
+def _outcome_notes(summary: Summary) -> list[str]:
+    """What to do about the replies without a verdict: a larger budget for cut-off ones, re-asking refusals."""
+    outcomes = summary.get("outcomes") or {}
+    notes = []
+    if outcomes.get("truncated"):
+        notes.append(
+            f"{outcomes['truncated']} replies were cut off at judge.max_tokens before a verdict (not retried at "
+            "temperature 0: the same request gives the same reply): raise judge.max_tokens and rerun (a new budget "
+            "is a new cache key: every call of the run is asked again)"
+        )
+    deterministic = {k: n for k, n in outcomes.items() if k in ("refusal", "content_filter", "tool_calls")}
+    if deterministic:
+        kinds = ", ".join(f"{n} {k}" for k, n in deterministic.items())
+        notes.append(
+            f"replies without a verdict: {kinds} (reasons in verdicts.jsonl); they are cached as they are: "
+            f"cache.reask=[{','.join(deterministic)}] asks them again"
+        )
+    return notes

@@ -122,6 +122,16 @@ def _calls_fields(row: ItemResult) -> CallFields:
             fields[f"probs{index}"] = call.probs
         if call and call.tag_first:
             fields[f"labels{index}"] = [call.tag_first, call.tag_second]
+        if call and call.outcome:
+            fields[f"outcome{index}"] = call.outcome
+        if call and call.reason:
+            fields[f"reason{index}"] = call.reason
+        if call and call.model:
+            fields[f"model{index}"] = call.model
+        if call and call.answered_by:
+            fields[f"answered_by{index}"] = call.answered_by
+        if call and call.origin:
+            fields[f"origin{index}"] = call.origin
     return cast(CallFields, fields)  # the numbered keys are built in a loop; CallFields names each of them
 
 
@@ -254,8 +264,15 @@ def format_summary(summary: Summary) -> str:
     """The clean one-screen summary printed at the end of a run."""
     s = summary
     intervals = s.get("ci") or {}
+    # What makes the figures below doubtful comes first, before any figure or advice.
+    warnings = [
+        f"  {title}: {s[key]}"  # type: ignore[literal-required]
+        for title, key in (("UNREADABLE", "unreadable_note"), ("MIXED JUDGE", "mixed_judge_note"))
+        if s.get(key)
+    ]
     lines = [
         f"judgebias  judge={s['judge']}  rubric={s['rubric']}  data={s['data']}  status={s['status']}",
+        *warnings,
         f"  items: {s['n_items']}   wins/ties/losses of a: {s['wins']}/{s['ties']}/{s['losses']}",
         f"  win_rate: {pct(s['win_rate'])}{ci_text(intervals.get('win_rate'))}   "
         f"consistent-only: {pct(s.get('win_rate_consistent'))}   pooled: {pct(s.get('win_rate_pooled'))}",
@@ -300,6 +317,7 @@ def format_summary(summary: Summary) -> str:
     lines.append(
         f"  calls_total: {s['calls_total']}   {answered}   calls_cached: {s['calls_cached']}   "
         f"invalid replies: {s['n_invalid']}   failed calls: {s['failed_calls']}"
+        + (f"   no verdict: {s['n_no_verdict']}" if s.get("n_no_verdict") else "")
         + (f"   calls_batched: {s['calls_batched']}" if s.get("calls_batched") else "")
     )
     if offline and offline == s["calls_total"]:
@@ -315,7 +333,8 @@ def format_summary(summary: Summary) -> str:
             f"first {pct(figures['biased_first'])}  second {pct(figures['biased_second'])}"
         )
     for note in s.get("notes", []):
-        lines.append(f"  note: {note}")
+        if note != s.get("unreadable_note"):  # said under the first line already
+            lines.append(f"  note: {note}")
     if s.get("agreement_warning"):
         lines.append(f"  WARNING: {s.get('agreement_message')}")
     elif s.get("agreement_message"):

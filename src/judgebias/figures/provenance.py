@@ -1,0 +1,129 @@
+"""Who answered a run's calls, and whether that was one judge: the figures behind status `mixed_judge`.
+
+Pure. A call's `answered_by` is the deployment a gateway names, else the model the reply names. A judge is one
+judge when every call was answered by one deployment (or model), none by a model other than the configured one
+(or one of `judge.expect_models`, or a dated snapshot of the configured model), and the gateway reported no fallback.
+A gateway alias answered throughout by one deployment is one judge: its deployment is recorded, not flagged.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from judgebias.core.record import CallResult, ItemResult
+
+_SNAPSHOT = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{4}|\d{8}|latest)$")  # gpt-4o-2024-08-06, o1-mini-0912, ...-20241022
+MIXED_IDS_LISTED = 50  # item ids listed in the printed line (summary.json lists every one)
+
+
+def _bare(name: str) -> str:
+    """A model name without a provider prefix ("openai/gpt-4o" -> "gpt-4o"), for comparisons."""
+    return name.rsplit("/", 1)[-1].lower()
+
+
+def same_model(name: str, accepted: Iterable[str]) -> bool:
+    """Whether `name` is one of `accepted`, with or without a provider prefix, or a dated snapshot of one."""
+    bare = _bare(name)
+    for model in accepted:
+        wanted = _bare(model)
+        if bare == wanted or (bare.startswith(wanted) and _SNAPSHOT.fullmatch(bare[len(wanted) :])):
+            return True
+    return False
+
+
+def foreign_reason(
+    model: str | None,
+    deployment: str | None,
+    fallbacks: int,
+    configured: str | None,
+    expected: Sequence[str],
+) -> str | None:
+    """Why a reply was not answered by the configured judge (None: it was, as far as the server says)."""
+    if fallbacks:
+        return f"the gateway answered it from a fallback ({fallbacks} fallback{'s' if fallbacks != 1 else ''})"
+    if configured is None:
+        return None  # a judge that names no model (scripted, replay) has nothing to compare with
+    accepted = [configured, *expected]
+    if model and not same_model(model, accepted):
+        return f"answered by {model}, not {configured}"
+    if expected and deployment and not same_model(deployment, accepted):
+        return f"answered by deployment {deployment}, not one of judge.expect_models"
+    return None
+
+
+def _answered(call: CallResult) -> bool:
+    return call.label != "error" and call.answered_by is not None
+
+
+def judge_origin(rows: Sequence[ItemResult], configured: str | None, expected: Sequence[str]) -> dict[str, Any]:
+    """One judge's provenance figures: answered_by, calls_foreign, mixed items, cached foreign, gateway counts."""
+    calls = [call for row in rows for call in row.calls]
+    answered = [call for call in calls if _answered(call)]
+    by = Counter(str(call.answered_by) for call in answered)
+    foreign = sum(
+        1
+        for call in answered
+        if foreign_reason(call.model, (call.origin or {}).get("deployment"), call.fallbacks, configured, expected)
+    )
+    mixed_ids = [
+        row.id
+        for row in rows
+        if len(row.calls) == 2
+        and all(_answered(call) for call in row.calls)
+        and row.calls[0].answered_by != row.calls[1].answered_by
+    ]
+    fresh = {call.answered_by for call in answered if not call.cached}
+    cached_foreign = sum(1 for call in answered if call.cached and fresh and call.answered_by not in fresh)
+    return {
+        "answered_by": dict(by.most_common()),
+        "calls_foreign": foreign,
+        "items_mixed_judge": len(mixed_ids),
+        "items_mixed_judge_ids": mixed_ids,
+        "cached_foreign": cached_foreign,
+        "gateway_fallbacks": sum(1 for call in calls if call.fallbacks),
+        "gateway_retries": sum(call.gateway_retries for call in calls),
+    }
+
+
+def merge_origins(origins: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The run's provenance from each judge's: counts summed; an ensemble's answered_by keyed "judge: deployment"."""
+    if len(origins) == 1:
+        return next(iter(origins.values()))
+    merged: dict[str, Any] = {"answered_by": {}, "items_mixed_judge_ids": []}
+    for name, origin in origins.items():
+        merged["answered_by"].update({f"{name}: {who}": n for who, n in origin["answered_by"].items()})
+        merged["items_mixed_judge_ids"] += [f"{name}: {item}" for item in origin["items_mixed_judge_ids"]]
+        for key in ("calls_foreign", "items_mixed_judge", "cached_foreign", "gateway_fallbacks", "gateway_retries"):
+            merged[key] = merged.get(key, 0) + origin[key]
+    merged["mixed_judge_by"] = {name: _mixed(origin) for name, origin in origins.items()}
+    return merged
+
+
+def _mixed(origin: dict[str, Any]) -> bool:
+    return bool(len(origin["answered_by"]) > 1 or origin["calls_foreign"] or origin["gateway_fallbacks"])
+
+
+def mixed_judge_note(origin: dict[str, Any], judge: str) -> str | None:
+    """The one line saying how a run's judge was not one judge (None: it was one judge)."""
+    by_judge = origin.get("mixed_judge_by")
+    if by_judge is not None and not any(by_judge.values()):
+        return None
+    if by_judge is None and not _mixed(origin):
+        return None
+    who = ", ".join(f"{name} {n}" for name, n in origin["answered_by"].items())
+    parts = [f"calls answered by {who}"]
+    if origin["calls_foreign"]:
+        parts.append(f"{origin['calls_foreign']} by a model other than the configured one")
+    if origin["gateway_fallbacks"]:
+        parts.append(f"{origin['gateway_fallbacks']} from a gateway fallback")
+    if origin["items_mixed_judge"]:
+        parts.append(f"{origin['items_mixed_judge']} items had their two orders answered by different models")
+    if origin["cached_foreign"]:
+        parts.append(
+            f"{origin['cached_foreign']} cached replies came from another model than this run's fresh ones "
+            "(judge.expect_models naming the model wanted, with cache.reask=[foreign], asks them again)"
+        )
+    return f"judge {judge!r} was not one judge: " + "; ".join(parts)
