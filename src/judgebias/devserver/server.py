@@ -55,6 +55,18 @@ __all__ = [
 POLICIES: Final = ("longer", "first", "second", "hash", "tie")
 THINK_STYLES: Final = ("none", "inline", "field")  # no thinking; <think>...</think> in the reply; reasoning_content
 WAIT_STYLES: Final = ("openai", "litellm", "reset")  # how a 429 announces its wait (see _wait_headers)
+# Status-200 replies that carry no verdict, as servers send them (see _shaped); "normal" is an ordinary reply.
+REPLY_SHAPES: Final = (
+    "normal",
+    "refusal",
+    "content_filter",
+    "tool_calls",
+    "no_choices",
+    "empty_choices",
+    "error_body",
+    "html",
+    "content_parts",
+)
 ERROR_STYLES: Final = ("openai", "gateway")  # gateway: the status in the body's code, LiteLLM's auth errors
 REASONING_TOKENS: Final = {"minimal": 16, "low": 128, "medium": 512, "high": 2048}  # hidden tokens spent per effort
 DEFAULT_MODEL: Final = "judgebias-dev"
@@ -74,7 +86,7 @@ _P_TIE: Final = math.log(0.05)
 _P_TIED_LABEL: Final = math.log(0.1)
 _P_PLAIN_TOKEN: Final = -0.01
 _FAULTS: Final = ("p429", "p500", "phang", "preset", "ptruncate")
-_FAULT_COUNTERS: Final = (*_FAULTS, "fail_first_n", "quota_exhausted", "rate_limit")
+_FAULT_COUNTERS: Final = (*_FAULTS, "fail_first_n", "quota_exhausted", "rate_limit", "reply_shape")
 
 
 @dataclass(frozen=True)
@@ -103,6 +115,8 @@ class ServerOptions:
     wait_style: str = "openai"
     error_style: str = "openai"
     upstream_key_refused: bool = False  # every completion fails as a gateway's upstream credential would
+    reply_shape: str = "normal"  # a status-200 reply without a verdict (REPLY_SHAPES)
+    reply_shape_first_n: int = 0  # only the first N requests per distinct body get reply_shape (0: every request)
     batch: BatchOptions = field(default_factory=BatchOptions)  # the Batch API's timing and faults
     host: str = "127.0.0.1"
     port: int = 0
@@ -111,7 +125,13 @@ class ServerOptions:
         """Reject settings that would make the server's behaviour ill-defined."""
         if self.policy not in POLICIES:
             raise ValueError(f"policy must be one of {', '.join(POLICIES)}, got {self.policy!r}")
-        for name, allowed in (("think", THINK_STYLES), ("wait_style", WAIT_STYLES), ("error_style", ERROR_STYLES)):
+        choices = (
+            ("think", THINK_STYLES),
+            ("wait_style", WAIT_STYLES),
+            ("error_style", ERROR_STYLES),
+            ("reply_shape", REPLY_SHAPES),
+        )
+        for name, allowed in choices:
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {getattr(self, name)!r}")
         for name in ("first_bias", *_FAULTS):
@@ -125,8 +145,9 @@ class ServerOptions:
         for name in ("latency", "hang_seconds", "fault_retry_after"):
             if not getattr(self, name) >= 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)!r}")
-        if self.fail_first_n < 0:
-            raise ValueError(f"fail_first_n must be >= 0, got {self.fail_first_n!r}")
+        for name in ("fail_first_n", "reply_shape_first_n"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)!r}")
         if not 0 <= self.port <= 65535:
             raise ValueError(f"port must be in [0, 65535], got {self.port!r}")
 
@@ -505,7 +526,12 @@ class _Handler(BaseHTTPRequestHandler):
         reply = _decide(request, options)
         spent = REASONING_TOKENS[request.get("reasoning_effort") or "medium"] if reasoning else 0
         payload = _completion(request, reply, options, serial, truncate=fault == "ptruncate", reasoning_tokens=spent)
-        data = dumps(payload)
+        shaped = options.reply_shape != "normal" and (
+            options.reply_shape_first_n == 0 or attempt < options.reply_shape_first_n
+        )
+        if shaped:
+            self._fault("reply_shape")
+        data = _shaped(payload, options.reply_shape) if shaped else dumps(payload)
         if fault == "preset":
             self._send_partial_and_abort(data)
             return
@@ -637,6 +663,35 @@ def _reasoning_refusal(request: dict[str, Any]) -> tuple[str, str] | None:
             "unsupported_value",
         )
     return None
+
+
+def _shaped(payload: dict[str, Any], shape: str) -> bytes:
+    """A decided reply's body reshaped as a server that sends no verdict with status 200 would send it."""
+    if shape == "html":
+        return b"<!DOCTYPE html><html><head><title>Sign in</title></head><body>Please sign in.</body></html>"
+    body = json.loads(dumps(payload))  # a copy
+    choice = body["choices"][0]
+    message = choice["message"]
+    if shape == "refusal":
+        message.update(content=None, refusal="I'm sorry, I can't help with comparing these answers.")
+    elif shape == "content_filter":
+        message["content"] = None
+        choice["finish_reason"] = "content_filter"
+    elif shape == "tool_calls":
+        message["content"] = None
+        message["tool_calls"] = [
+            {"id": "call_dev", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}
+        ]
+        choice["finish_reason"] = "tool_calls"
+    elif shape == "no_choices":
+        del body["choices"]
+    elif shape == "empty_choices":
+        body["choices"] = []
+    elif shape == "error_body":
+        body = {"error": {"message": "upstream overloaded (injected fault)", "type": "server_error", "code": None}}
+    elif shape == "content_parts":
+        message["content"] = [{"type": "text", "text": message["content"]}]
+    return dumps(body)
 
 
 def _retry_after_headers(wait: float) -> tuple[tuple[str, str], ...]:
@@ -916,6 +971,10 @@ def _parser() -> argparse.ArgumentParser:
     add("--wait-style", choices=WAIT_STYLES, default=defaults.wait_style, help="how a 429 announces its wait")
     add("--error-style", choices=ERROR_STYLES, default=defaults.error_style, help="errors as OpenAI or a gateway")
     add("--upstream-key-refused", action="store_true", help="fail every call as a gateway's upstream key would")
+    add(
+        "--reply-shape", choices=REPLY_SHAPES, default=defaults.reply_shape, help="a status-200 reply without a verdict"
+    )
+    add("--reply-shape-first-n", type=int, default=0, help="only the first N requests per body get --reply-shape")
     add_batch_arguments(parser)
     return parser
 
