@@ -1,7 +1,10 @@
 """A real LiteLLM proxy on 127.0.0.1 (from .venv-litellm, installed by `make litellm`), shared by the session.
 
 It runs without a database, with a master key, in front of a dev server (a plain model, an rpm-limited one and
-an o-series one) and with a `mock_response` model that needs no server at all.
+an o-series one) and with a `mock_response` model that needs no server at all. For provenance it also has a group
+with a fallback to another model (`judge-fb`, its primary a dev server of its own whose 500s can be switched on), a
+group whose only deployment is down (`judge-down`, everything answered by the fallback) and a group that balances
+load across two models (`judge-lb`).
 """
 
 from __future__ import annotations
@@ -31,7 +34,10 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
         pytest.skip(f"LiteLLM proxy not installed at {LITELLM}: run `make litellm`")
     folder = tmp_path_factory.mktemp("litellm")
     upstream = start_server(ServerOptions(reasoning_models=("o4-mini",)))
-    (folder / "config.yaml").write_text(litellm_config(upstream.url), encoding="utf-8")
+    primary = start_server(ServerOptions(policy="longer"))
+    backup = start_server(ServerOptions(policy="first"))
+    down = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
+    (folder / "config.yaml").write_text(litellm_config(upstream.url, primary.url, backup.url, down), encoding="utf-8")
     port = free_port()
     log = folder / "proxy.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "DATABASE_URL", "LITELLM_"))}
@@ -56,7 +62,8 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
                 if time.monotonic() > deadline:
                     pytest.fail(f"the LiteLLM proxy did not start within {START_TIMEOUT:.0f}s; see {log}")
                 time.sleep(0.5)
-        yield Gateway(f"http://127.0.0.1:{port}/v1", upstream, log)
+        yield Gateway(f"http://127.0.0.1:{port}/v1", upstream, log, primary, backup)
     finally:
         stop_process(proxy, timeout=20)
-        upstream.stop()
+        for server in (upstream, primary, backup):
+            server.stop()

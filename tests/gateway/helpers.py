@@ -39,13 +39,20 @@ class Gateway:
     url: str
     upstream: RunningServer
     log: Path
+    primary: RunningServer  # judge-fb's own deployment (primary-model)
+    backup: RunningServer  # the fallback's deployment (backup-model), a judge that decides otherwise
 
 
-def litellm_config(upstream: str) -> str:
-    def deployment(name: str, model: str, extra: str = "") -> str:
+PRIMARY_500 = 0.3  # the share of judge-fb's requests its primary answers 500 while failing
+
+
+def litellm_config(upstream: str, primary: str, backup: str, down: str) -> str:
+    """The proxy's config: plain, rpm-limited, o-series and mock models; a fallback group and a load-balanced alias."""
+
+    def deployment(name: str, model: str, extra: str = "", base: str = upstream) -> str:
         return (
             f"  - model_name: {name}\n    litellm_params:\n      model: {model}\n"
-            f"      api_base: {upstream}\n      api_key: upstream-key\n{extra}"
+            f"      api_base: {base}\n      api_key: upstream-key\n{extra}"
         )
 
     return (
@@ -54,7 +61,13 @@ def litellm_config(upstream: str) -> str:
         + deployment("judge-limited", "openai/judgebias-dev", f"      rpm: {LIMITED_RPM}\n")
         + deployment("o4-mini", "openai/o4-mini")
         + "  - model_name: mock\n    litellm_params:\n      model: openai/mock\n      mock_response: A\n"
+        + deployment("judge-fb", "openai/primary-model", base=primary)
+        + deployment("judge-backup", "openai/backup-model", base=backup)
+        + deployment("judge-down", "openai/primary-model", base=down)
+        + deployment("judge-lb", "openai/model-x")
+        + deployment("judge-lb", "openai/model-y")
         + f"general_settings:\n  master_key: {MASTER_KEY}\n"
         + "litellm_settings:\n  num_retries: 0\n"
-        + "router_settings:\n  routing_strategy: usage-based-routing-v2\n"
+        + "router_settings:\n  routing_strategy: usage-based-routing-v2\n  disable_cooldowns: true\n"
+        + '  fallbacks: [{"judge-fb": ["judge-backup"]}, {"judge-down": ["judge-backup"]}]\n'
     )

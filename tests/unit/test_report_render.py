@@ -299,3 +299,21 @@ def test_sweep_table_shows_offline_calls_only_when_a_job_had_them() -> None:
 
     assert 'data-key="calls_offline"' in mixed
     assert 'data-key="calls_offline"' not in live
+
+
+def test_a_mixed_judge_and_an_unreadable_run_are_warned_about_first() -> None:
+    """A run whose judge was not one judge, or whose replies mostly had no verdict, says so before any other note."""
+    summary = FULL | {
+        "status": "mixed_judge",
+        "mixed_judge_note": "judge 'j' was not one judge: calls answered by m1 3, m2 5",
+        "unreadable_note": "7 of 8 replies (88%) carry no readable verdict",
+        "notes": ["7 of 8 replies (88%) carry no readable verdict", "another note"],
+    }
+
+    page = render_report(summary, [], read_verdicts(Path("/nonexistent/verdicts.jsonl")))
+
+    unreadable, mixed, other = (
+        page.index(text) for text in ("Unreadable: 7 of 8", "Mixed judge: judge", "another note")
+    )
+    assert unreadable < mixed < other
+    assert 1 == page.count("carry no readable verdict")

@@ -149,8 +149,11 @@ class OpenAIJudge(Backend):
                 )
 
     def client(self) -> Any:
-        """The SDK client for this endpoint (made on first use), e.g. for the Batch API."""
-        return self._openai()
+        """The SDK client for this endpoint (made on first use) for the Batch API, sending judge.extra_headers
+        (read from the environment now): a gateway that routes or authenticates by header sees them on every batch
+        request too."""
+        client = self._openai()
+        return client.with_options(default_headers=self._headers()) if self.config.extra_headers else client
 
     def _openai(self) -> Any:
         if self._client is not None:  # built once; every call after the first skips the lock

@@ -165,8 +165,13 @@ def _calls_card(s: Figures) -> Card:
 
 
 def notes(s: Figures) -> list[Note]:
-    """Warnings (agreement below threshold, failed calls) and the run's notes."""
+    """Warnings (replies without verdicts, a judge that was not one judge, agreement below threshold, failed calls)
+    and the run's notes; what makes every figure doubtful comes first."""
     out = []
+    if s.get("unreadable_note"):
+        out.append(Note(f"Unreadable: {s['unreadable_note']}", warn=True))
+    if s.get("mixed_judge_note"):
+        out.append(Note(f"Mixed judge: {s['mixed_judge_note']}", warn=True))
     if s.get("agreement_message"):
         out.append(Note(str(s["agreement_message"]), warn=bool(s.get("agreement_warning"))))
     if s.get("failed_calls"):
@@ -177,7 +182,7 @@ def notes(s: Figures) -> list[Note]:
                 warn=True,
             )
         )
-    out += [Note(str(note)) for note in s.get("notes") or []]
+    out += [Note(str(note)) for note in s.get("notes") or [] if note != s.get("unreadable_note")]
     return out
 
 

@@ -1,0 +1,141 @@
+"""Through a real LiteLLM proxy: every call names who answered, and a run whose judge was not one judge says so."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from judgebias import check
+from tests.gateway.conftest import KEY_ENV, MASTER_KEY, PRIMARY_500, Gateway, dataset
+from tests.gateway.test_litellm import through
+from tests.reliability.conftest import run_here, verdict_lines
+
+pytestmark = pytest.mark.gateway
+
+
+@pytest.fixture
+def failing_primary(gateway: Gateway) -> Iterator[None]:
+    """judge-fb's primary answers 500 to a share of its requests (LiteLLM then asks the fallback), for one test."""
+    gateway.primary.reconfigure(p500=PRIMARY_500, fault_seed=5)
+    yield
+    gateway.primary.reconfigure(p500=0.0)
+
+
+def judged(gateway: Gateway, tmp_path: Path, model: str, *more: str, name: str = "run", items: int = 12) -> Any:
+    """One in-process run through the gateway (its cache in tmp_path/cache); its summary."""
+    overrides = through(gateway, model, dataset(tmp_path, items), f"cache.dir={tmp_path / 'cache'}", *more)
+    return run_here(tmp_path / name, *overrides)
+
+
+def gate(run: Path, *options: str) -> int:
+    """The exit code of `python -m judgebias.check RUN`."""
+    return check.main([str(run), *options])
+
+
+def test_one_alias_answered_by_one_deployment_is_one_judge(
+    gateway: Gateway, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An alias answered throughout by one deployment: its deployment is recorded per call, the run is `ok`."""
+    monkeypatch.setenv(KEY_ENV, MASTER_KEY)
+    summary = judged(gateway, tmp_path, "judge")
+
+    assert ("ok", False, 0, 0) == (
+        summary["status"],
+        summary["mixed_judge"],
+        summary["calls_foreign"],
+        summary["gateway_fallbacks"],
+    )
+    assert 1 == len(summary["answered_by"])
+    (line, *_) = verdict_lines(tmp_path / "run")
+    assert "judge" == line["model1"]  # LiteLLM rewrites the reply's model to the alias ...
+    assert "judgebias-dev" in line["answered_by1"]  # ... and names the deployment in its headers
+    assert line["origin1"]["api_base"].startswith(gateway.upstream.url)
+    assert 0 == gate(tmp_path / "run")
+
+
+def test_a_partial_fallback_is_a_mixed_judge_on_screen_in_the_summary_and_in_the_gate(
+    gateway: Gateway,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    failing_primary: None,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Some calls answered by the fallback model: status mixed_judge, counted, mixed items listed, the gate fails."""
+    monkeypatch.setenv(KEY_ENV, MASTER_KEY)
+    printed: list[str] = []
+    from judgebias.engine.runner import run_experiment
+    from tests.reliability.conftest import config_of
+
+    overrides = through(gateway, "judge-fb", dataset(tmp_path, 12), f"cache.dir={tmp_path / 'cache'}")
+    summary = run_experiment(config_of(*overrides), tmp_path / "run", echo=printed.append)
+
+    assert "mixed_judge" == summary["status"]
+    assert 2 == len(summary["answered_by"]), summary["answered_by"]
+    assert 0 < summary["gateway_fallbacks"] == summary["calls_foreign"] < 24
+    assert summary["items_mixed_judge"] == len(summary["items_mixed_judge_ids"]) > 0
+    fallen = [line for line in verdict_lines(tmp_path / "run") if line.get("origin1", {}).get("fallbacks")]
+    assert fallen and all(line["model1"] == "backup-model" for line in fallen)
+    (screen,) = printed
+    (warning,) = [line for line in screen.splitlines() if "MIXED JUDGE" in line]
+    assert "from a gateway fallback" in warning
+    capsys.readouterr()
+    assert 1 == gate(tmp_path / "run")
+    assert "not one judge" in capsys.readouterr().out
+    assert 0 == gate(tmp_path / "run", "--no-same-judge")
+
+
+def test_a_complete_fallback_is_a_mixed_judge(
+    gateway: Gateway, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The primary down: every call answered by the fallback model, one deployment, and still not the judge named."""
+    monkeypatch.setenv(KEY_ENV, MASTER_KEY)
+    summary = judged(gateway, tmp_path, "judge-down", items=6)
+
+    assert ("mixed_judge", 12, 12, 0) == (
+        summary["status"],
+        summary["calls_foreign"],
+        summary["gateway_fallbacks"],
+        summary["failed_calls"],
+    )
+    assert 1 == len(summary["answered_by"])
+    assert 1 == gate(tmp_path / "run")
+
+
+def test_load_balancing_across_two_models_is_a_mixed_judge(
+    gateway: Gateway, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two models under one alias: the replies all say `judge-lb`, the headers name both models, the run says so."""
+    monkeypatch.setenv(KEY_ENV, MASTER_KEY)
+    summary = judged(gateway, tmp_path, "judge-lb", items=10)
+
+    assert ["judge-lb"] == summary["models_reported"]  # the body alone is blind to it
+    assert 2 == len(summary["answered_by"]), summary["answered_by"]
+    assert ("mixed_judge", 0) == (summary["status"], summary["gateway_fallbacks"])
+    assert 1 == gate(tmp_path / "run")
+
+
+def test_a_rerun_that_mixes_cached_fallback_replies_says_so_and_reask_foreign_asks_only_those(
+    gateway: Gateway, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cached fallback replies beside fresh primary ones are flagged; cache.reask=[foreign] re-asks only them."""
+    monkeypatch.setenv(KEY_ENV, MASTER_KEY)
+    gateway.primary.reconfigure(p500=PRIMARY_500, fault_seed=5)
+    try:
+        first = judged(gateway, tmp_path, "judge-fb", "data.limit=6", name="first")
+    finally:
+        gateway.primary.reconfigure(p500=0.0)
+    fallen = first["gateway_fallbacks"]
+    assert fallen > 0
+
+    mixed = judged(gateway, tmp_path, "judge-fb", name="mixed")  # 12 items: 6 cached, 6 fresh from the primary
+    assert ("mixed_judge", fallen) == (mixed["status"], mixed["cached_foreign"])
+    assert "cache.reask=[foreign]" in mixed["mixed_judge_note"]
+
+    before = gateway.backup.stats()["requests"], gateway.primary.stats()["requests"]
+    clean = judged(gateway, tmp_path, "judge-fb", "cache.reask=[foreign]", name="clean")
+    after = gateway.backup.stats()["requests"], gateway.primary.stats()["requests"]
+    assert ("ok", 1, fallen) == (clean["status"], len(clean["answered_by"]), clean["calls_live"])
+    assert (0, fallen) == (after[0] - before[0], after[1] - before[1])
