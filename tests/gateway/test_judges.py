@@ -63,7 +63,7 @@ def test_settings_a_reasoning_model_refuses_are_caught_before_any_call(
 
 
 def test_a_budget_spent_reasoning_is_said_and_not_retried(server: StartServer, tmp_path: Path) -> None:
-    """Empty replies at finish_reason "length" are not resent, and the run names judge.max_tokens in a note."""
+    """Empty replies at finish_reason "length" are not resent: outcome `truncated`, judge.max_tokens named in a note."""
     judge = server(reasoning_models=("gpt-5",))
     summary = run_here(
         tmp_path / "run",
@@ -72,7 +72,7 @@ def test_a_budget_spent_reasoning_is_said_and_not_retried(server: StartServer, t
         f"cache.dir={tmp_path}/c",
     )
     budget_notes = [note for note in summary["notes"] if "judge.max_tokens=100" in note and "reasoning" in note]
-    assert (12, 12, 1) == (judge.stats()["requests"], summary["n_invalid"], len(budget_notes))
+    assert (12, {"truncated": 12}, 1) == (judge.stats()["requests"], summary["outcomes"], len(budget_notes))
 
 
 def test_logprobs_refused_mid_run_degrade_to_hard_verdicts(server: StartServer, tmp_path: Path) -> None:
@@ -301,7 +301,7 @@ def test_a_header_without_its_env_var_stops_the_run_before_any_call(
 
 
 def test_a_thinking_judge_cut_off_mid_thought_is_not_resent(server: StartServer, tmp_path: Path) -> None:
-    """A reply still inside <think> at finish_reason "length" is kept as invalid with the budget note, sent once."""
+    """A reply still inside <think> at finish_reason "length" is the outcome `truncated` with the budget note, sent once."""
     judge = server(think="inline")
     summary = run_here(
         tmp_path / "run",
@@ -310,4 +310,4 @@ def test_a_thinking_judge_cut_off_mid_thought_is_not_resent(server: StartServer,
         f"cache.dir={tmp_path}/c",
     )
     budget_notes = [note for note in summary["notes"] if "judge.max_tokens=3" in note]
-    assert (12, 12, 1) == (judge.stats()["requests"], summary["n_invalid"], len(budget_notes))
+    assert (12, {"truncated": 12}, 1) == (judge.stats()["requests"], summary["outcomes"], len(budget_notes))
