@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from judgebias import check
-from tests.gateway.conftest import KEY_ENV, MASTER_KEY, PRIMARY_500, Gateway, dataset
+from tests.gateway.helpers import KEY_ENV, MASTER_KEY, PRIMARY_500, Gateway, dataset
 from tests.gateway.test_litellm import through
-from tests.reliability.conftest import run_here, verdict_lines
+from tests.reliability.helpers import run_here, verdict_lines
 
 pytestmark = pytest.mark.gateway
 
@@ -67,7 +67,7 @@ def test_a_partial_fallback_is_a_mixed_judge_on_screen_in_the_summary_and_in_the
     monkeypatch.setenv(KEY_ENV, MASTER_KEY)
     printed: list[str] = []
     from judgebias.engine.runner import run_experiment
-    from tests.reliability.conftest import config_of
+    from tests.reliability.helpers import config_of
 
     overrides = through(gateway, "judge-fb", dataset(tmp_path, 12), f"cache.dir={tmp_path / 'cache'}")
     summary = run_experiment(config_of(*overrides), tmp_path / "run", echo=printed.append)

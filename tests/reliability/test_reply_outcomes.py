@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from judgebias.devserver.server import RunningServer
-from tests.conftest import write_items
-from tests.reliability.conftest import KEY, KEY_ENV, cached_replies, local, pairs, run_here, verdict_lines
+from tests.helpers import write_items
+from tests.reliability.helpers import KEY, KEY_ENV, cached_replies, local, pairs, run_here, verdict_lines
 
 pytestmark = pytest.mark.reliability
 
