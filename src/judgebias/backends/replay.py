@@ -12,6 +12,10 @@ from judgebias.core.record import Reply, Request
 from judgebias.io.jsonl import json_lines
 
 
+class RecordedCallFailed(Exception):
+    """The recorded call itself failed (its judgments row has `error1`/`error2`): replayed as a failed call."""
+
+
 class ReplayJudge(Backend):
     """Replays the raw replies a real judge wrote, per item and order, from the dataset's judgments file."""
 
@@ -20,6 +24,7 @@ class ReplayJudge(Backend):
             raise UserError("judge=replay needs recorded judgments, but data has none (data.judgments is null)")
         self.config = config
         self.replies: dict[str, tuple[str | None, str | None, bool]] = {}
+        self.failures: dict[tuple[str, int], str] = {}  # (item id, order) -> why the recorded call failed
         names: set[str] = set()
         try:
             lines = judgments.read_text(encoding="utf-8").splitlines()
@@ -36,6 +41,10 @@ class ReplayJudge(Backend):
                 )
             one_order = row.get("call2") is None and row.get("raw2") is None
             self.replies[row["id"]] = (row.get("raw1"), row.get("raw2"), one_order)
+            for order in (1, 2):
+                failure = row.get(f"error{order}")
+                if failure:
+                    self.failures[(row["id"], order)] = str(failure)
         if not self.replies:
             choices = ", ".join(sorted(n for n in names if isinstance(n, str)))
             raise UserError(f"judge.name={config.name!r} is not recorded in {judgments}: choose one of {choices}")
@@ -49,6 +58,9 @@ class ReplayJudge(Backend):
         return self.replies[item.id][2]
 
     def complete(self, request: Request) -> Reply:
+        failure = self.failures.get((request.item.id, request.view.order))
+        if failure is not None:
+            raise RecordedCallFailed(f"the recorded call failed: {failure}")
         raw1, raw2, _ = self.replies[request.item.id]
         text = raw1 if request.view.order == 1 else raw2
         return Reply(text=text, model=f"replay:{self.config.name}")  # no tokens: nothing was generated or billed

@@ -44,6 +44,7 @@ class ParserStyle(StrEnum):
     brackets = "brackets"
     llmbar = "llmbar"
     pandalm = "pandalm"
+    arenahard = "arenahard"  # Arena-Hard-Auto's five-point [[A>>B]] ... [[B>>A]], read for direction
 
 
 class CacheMode(StrEnum):

@@ -12,6 +12,8 @@ Pure logic, no I/O. One small reader per style:
 - ``brackets``: MT-Bench's ``[[A]]`` / ``[[B]]`` / ``[[C]]`` (tie) tokens.
 - ``llmbar``: LLMBar's "Output (a)" / "Output (b)", possibly after a chain of thought.
 - ``pandalm``: PandaLM's first line ``1`` / ``2`` / ``Tie``, then a reason.
+- ``arenahard``: Arena-Hard-Auto's five-point verdicts ``[[A>>B]]``, ``[[A>B]]``, ``[[A=B]]``, ``[[B>A]]``,
+  ``[[B>>A]]`` (``[A>B]`` when no double-bracket token is found), read for their direction only.
 
 Open-weight reasoning models served without a reasoning parser (Qwen3, DeepSeek-R1, gpt-oss on vLLM, Ollama or
 llama.cpp) write their thinking into the reply: ``<think>...</think>`` then the answer, or gpt-oss's
@@ -40,7 +42,7 @@ from typing import Final, Literal
 
 Verdict = Literal["A", "B", "tie", "invalid"]
 Side = Literal["A", "B", "tie"]
-STYLES: Final[tuple[str, ...]] = ("label", "brackets", "llmbar", "pandalm")
+STYLES: Final[tuple[str, ...]] = ("label", "brackets", "llmbar", "pandalm", "arenahard")
 
 _FLAGS: Final = re.IGNORECASE | re.MULTILINE
 
@@ -480,9 +482,59 @@ def _read_pandalm(text: str, labels: tuple[str, str], tie_label: str) -> Verdict
     return verdict
 
 
+# ---------------------------------------------------------------- arenahard style
+
+# "A>>B", "A>B", "A=B", "B>A", "B>>A" and their mirrored spellings ("A<B" is "B>A").
+_FIVE_POINT: Final = r"([AB])\s*(>>|<<|>|<|=)\s*([AB])"
+_FIVE_POINT_DOUBLE: Final = re.compile(rf"\[\[\s*{_FIVE_POINT}\s*\]\]", re.IGNORECASE)
+_FIVE_POINT_SINGLE: Final = re.compile(rf"(?<!\[)\[\s*{_FIVE_POINT}\s*\](?!\])", re.IGNORECASE)
+# A line of the answer format quoted back ("1. Assistant A is significantly better: [[A>>B]]"), not a verdict.
+_FIVE_POINT_ECHO: Final = re.compile(
+    r"^\s*\d\.\s*(?:assistant\s+[ab]\s+is|tie,)[^\n]*:\s*\[\[?[^\]\n]*\]\]?\s*$", _FLAGS
+)
+
+
+def five_point_direction(token: str) -> Side | None:
+    """The side a five-point verdict favours ("A", "B" or "tie"), None when it is not one (e.g. "A>A")."""
+    match = re.fullmatch(_FIVE_POINT, token.strip(), re.IGNORECASE)
+    if match is None:
+        return None
+    left, sign, right = match.group(1).upper(), match.group(2), match.group(3).upper()
+    if left == right:
+        return None
+    if sign == "=":
+        return "tie"
+    winner = left if sign in (">", ">>") else right
+    return "A" if winner == "A" else "B"
+
+
+def _read_arenahard(text: str, labels: tuple[str, str], tie_label: str) -> Verdict:
+    """Every five-point token outside a quoted format line must favour the same side.
+
+    Arena-Hard's own extractor keeps the last token whatever came before; here a reply that states two
+    directions ("[[A>B]] ... on reflection [[B>A]]") is "invalid", as in the other styles.
+    """
+    del labels, tie_label
+    echoes = [(m.start(), m.end()) for m in _FIVE_POINT_ECHO.finditer(text)]
+
+    def outside(match: re.Match[str]) -> bool:
+        return not any(start <= match.start() < end for start, end in echoes)
+
+    tokens = [m for m in _FIVE_POINT_DOUBLE.finditer(text) if outside(m)]
+    if not tokens:
+        tokens = [m for m in _FIVE_POINT_SINGLE.finditer(text) if outside(m)]
+    sides = {five_point_direction(m.group(0).strip("[] ")) for m in tokens}
+    if len(sides) != 1 or None in sides:
+        return "invalid"
+    (side,) = sides
+    assert side is not None
+    return side
+
+
 _READERS: Final[dict[str, Callable[[str, tuple[str, str], str], Verdict]]] = {
     "label": _read_label,
     "brackets": _read_brackets,
     "llmbar": _read_llmbar,
     "pandalm": _read_pandalm,
+    "arenahard": _read_arenahard,
 }

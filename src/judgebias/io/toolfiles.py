@@ -1,0 +1,158 @@
+"""Reading other tools' judge-run folders and writing what judgebias makes of them (the I/O of `judgebias.audit`).
+
+Where each tool keeps its files (as its own scripts write them):
+
+- FastChat: `data/<bench>/question.jsonl`, `model_answer/<model>.jsonl`, `reference_answer/<judge>.jsonl`,
+  `model_judgment/<judge>_pair.jsonl`.
+- Arena-Hard-Auto v2: `data/<bench>/question.jsonl`, `model_answer/<model>.jsonl`,
+  `model_judgment/<judge>/<model>.jsonl`.
+- AlpacaEval: `results/<model>/<annotator>/annotations.json` (a JSON array; JSON lines are read too).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from judgebias.core.errors import UserError
+from judgebias.core.toolformats import Record
+from judgebias.io.files import write_text_atomic
+from judgebias.io.jsonl import json_lines
+
+
+def read_records(path: Path) -> list[Record]:
+    """(file, line, value) for each JSON line, or each element of a JSON array with the line it starts on."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise UserError(f"{path}: is a folder, not a JSON file") from None
+    except UnicodeDecodeError as error:
+        raise UserError(f"{path}: not UTF-8 text (byte {error.start + 1}): save the file as UTF-8") from None
+    if text.lstrip().startswith("["):
+        return list(_array_elements(text, str(path)))
+    return [(str(path), number, value) for number, value in json_lines(text.splitlines(), path, column=True)]
+
+
+def _array_elements(text: str, source: str) -> Iterator[Record]:
+    """The elements of a JSON array, each with the line its first character is on."""
+    decoder = json.JSONDecoder()
+    index = text.index("[") + 1
+    while True:
+        index = _skip(text, index)
+        if index < len(text) and text[index] == "]":
+            return
+        try:
+            value, end = decoder.raw_decode(text, index)
+        except json.JSONDecodeError as error:
+            raise UserError(f"{source}:{error.lineno}: not valid JSON ({error.msg} at column {error.colno})") from None
+        yield source, text.count("\n", 0, index) + 1, value
+        index = _skip(text, end)
+        if index < len(text) and text[index] == ",":
+            index += 1
+        elif index >= len(text) or text[index] != "]":
+            line = text.count("\n", 0, index) + 1
+            raise UserError(f"{source}:{line}: not valid JSON (expected ',' or ']' after an element)")
+
+
+def _skip(text: str, index: int) -> int:
+    while index < len(text) and text[index] in " \t\r\n":
+        index += 1
+    return index
+
+
+def _records_of(paths: Sequence[Path]) -> list[Record]:
+    return [record for path in paths for record in read_records(path)]
+
+
+def _bench_of(path: Path, marker: str) -> Path:
+    """The bench folder (the one holding question.jsonl) of a judgment file or folder under `marker`."""
+    for parent in [path, *path.parents]:
+        if parent.name == marker:
+            return parent.parent
+    raise UserError(f"{path}: not inside a {marker}/ folder: pass the bench folder (the one with question.jsonl)")
+
+
+def _jsonl_files(folder: Path, what: str, bench: Path) -> list[Path]:
+    files = sorted(folder.glob("*.jsonl"))
+    if not files:
+        raise UserError(f"{folder}: no .jsonl files ({what} of the bench {bench})")
+    return files
+
+
+def fastchat_inputs(paths: Sequence[Path]) -> dict[str, Any]:
+    """The records of FastChat bench folders or `<judge>_pair.jsonl` files: judgments, questions, answers, refs."""
+    judgments: list[Record] = []
+    benches: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found = sorted((path / "model_judgment").glob("*_pair.jsonl"))
+            if not found:
+                raise UserError(
+                    f"{path}: no model_judgment/*_pair.jsonl (FastChat's pairwise judgments) in this folder"
+                )
+            judgments += _records_of(found)
+            bench = path
+        else:
+            judgments += read_records(path)
+            bench = _bench_of(path, "model_judgment")
+        if bench not in benches:
+            benches.append(bench)
+    questions: list[Record] = []
+    answers: list[Record] = []
+    references: list[Record] = []
+    for bench in benches:
+        questions += read_records(bench / "question.jsonl")
+        answers += _records_of(_jsonl_files(bench / "model_answer", "model answers", bench))
+        if (bench / "reference_answer").is_dir():
+            references += _records_of(sorted((bench / "reference_answer").glob("*.jsonl")))
+    return {"judgments": judgments, "questions": questions, "answers": answers, "references": references}
+
+
+def arenahard_inputs(paths: Sequence[Path]) -> dict[str, Any]:
+    """The records of Arena-Hard-Auto bench folders, judge folders or judgment files."""
+    judgments: list[Record] = []
+    benches: list[Path] = []
+    for path in paths:
+        if path.is_dir() and (path / "model_judgment").is_dir():
+            found = sorted((path / "model_judgment").glob("*/*.jsonl"))
+            if not found:
+                raise UserError(f"{path}: no model_judgment/<judge>/<model>.jsonl in this folder")
+            judgments += _records_of(found)
+            bench = path
+        elif path.is_dir():
+            judgments += _records_of(_jsonl_files(path, "judgments", path))
+            bench = _bench_of(path, "model_judgment")
+        else:
+            judgments += read_records(path)
+            bench = _bench_of(path, "model_judgment")
+        if bench not in benches:
+            benches.append(bench)
+    questions: list[Record] = []
+    answers: list[Record] = []
+    for bench in benches:
+        questions += read_records(bench / "question.jsonl")
+        answers += _records_of(_jsonl_files(bench / "model_answer", "model answers", bench))
+    return {"judgments": judgments, "questions": questions, "answers": answers}
+
+
+def alpacaeval_inputs(paths: Sequence[Path]) -> list[Record]:
+    """The entries of AlpacaEval annotation files, or of every annotations.json under a folder."""
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found = sorted(path.rglob("annotations.json"))
+            if not found:
+                raise UserError(f"{path}: no annotations.json under this folder")
+            files += found
+        else:
+            files.append(path)
+    return _records_of(files)
+
+
+def write_jsonl(path: Path, rows: Sequence[dict[str, Any]]) -> None:
+    """One JSON object per line, written atomically."""
+    write_text_atomic(path, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
