@@ -177,12 +177,12 @@ def audit(
             entry["judgebias"] = {key: summary.get(key) for key in FIGURES} | {
                 "ci": {key: value for key, value in summary.get("ci", {}).items() if key in FIGURES}
             }
-            if tool in ("fastchat", "arenahard"):
+            if tool in ("fastchat", "arenahard", "alpacaeval"):
                 entry["judgebias_table"] = toolfigures.judgebias_table(verdicts, baselines[group])
             if tool == "fastchat":
                 entry["tool_table"] = toolfigures.fastchat_show_result(rows, baselines[group])
         report["judges"][judge] = entry
-    if tool in ("fastchat", "arenahard"):
+    if run:
         for group, verdicts in verdicts_of.items():
             report["tool_figures"][group]["judgebias_table"] = toolfigures.judgebias_table(verdicts, baselines[group])
     write_json(out / "audit.json", report)
@@ -192,8 +192,10 @@ def audit(
 
 def _baseline(figures: dict[str, Any]) -> str | None:
     """The baseline model the tool's own headline found (FastChat pairwise-baseline, Arena-Hard's baseline)."""
-    shown = figures.get("show_result", {})
-    baseline = shown.get("baseline")
+    if "leaderboard" in figures:
+        baselines = {model["baseline"] for model in figures["leaderboard"]["models"].values()}
+        return baselines.pop() if len(baselines) == 1 else None
+    baseline = figures["show_result"].get("baseline")
     return baseline if isinstance(baseline, str) else None
 
 
@@ -235,7 +237,7 @@ def format_audit(report: dict[str, Any]) -> str:
                     continue
                 shown = value if not isinstance(value, float) else f"{value:.3g}" if key in NOT_RATES else pct(value)
                 lines.append(f"- {key}: {shown} {ci_text(ci.get(key)) if key in ci else ''}".rstrip())
-        for label, table in (("judgebias (both orders must agree)", entry.get("judgebias_table")),
+        for label, table in (("judgebias's verdicts (a preference kept when both orders agree)", entry.get("judgebias_table")),
                              ("the tool's own show_result", entry.get("tool_table"))):  # fmt: skip
             if table is not None:
                 lines.append(f"- {label}:" + ("" if table["models"] else " no line left (every one has an error game)"))

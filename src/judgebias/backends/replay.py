@@ -39,7 +39,7 @@ class ReplayJudge(Backend):
                     f"{judgments}:{number}: judge {config.name!r} has several recordings of item {row['id']!r}: "
                     f"choose one run with judge.run=... (e.g. {row.get('run')!r})"
                 )
-            one_order = row.get("call2") is None and row.get("raw2") is None
+            one_order = row.get("call2") is None and row.get("raw2") is None and not row.get("error2")
             self.replies[row["id"]] = (row.get("raw1"), row.get("raw2"), one_order)
             for order in (1, 2):
                 failure = row.get(f"error{order}")

@@ -309,26 +309,58 @@ def convert_fastchat(
     return out
 
 
-def fastchat_line(item: Mapping[str, Any], verdict: Mapping[str, Any], judge: tuple[str, str]) -> dict[str, Any]:
-    """One judgebias verdict as a FastChat `<judge>_pair.jsonl` line (its games' winners read by FastChat's rule)."""
-    raws = (verdict.get("raw1") or FASTCHAT_ERROR_OUTPUT, verdict.get("raw2") or FASTCHAT_ERROR_OUTPUT)
-    g1 = {"A": "model_1", "B": "model_2"}
-    g2 = {"A": "model_2", "B": "model_1"}
-    first, second = (fastchat_tool_reading(raw) for raw in raws)
-    return {
-        "question_id": item.get("question_id", item["id"]),
-        "model_1": item.get("model_a") or "a",
-        "model_2": item.get("model_b") or "b",
-        "g1_winner": g1.get(first, first),
-        "g2_winner": g2.get(second, second),
-        "judge": list(judge),
-        "g1_user_prompt": "",
-        "g1_judgment": raws[0],
-        "g2_user_prompt": "",
-        "g2_judgment": raws[1],
-        "turn": item.get("turn", 1),
-        "tstamp": 0.0,
-    }
+def export_fastchat(
+    items: Sequence[Mapping[str, Any]], verdicts: Sequence[Mapping[str, Any]], judge: tuple[str, str]
+) -> dict[str, list[dict[str, Any]]]:
+    """A judgebias run as a FastChat bench: relative path -> JSON lines (question.jsonl, model_answer/<model>.jsonl,
+    model_judgment/<judge model>_pair.jsonl). Each game's winner is read from the raw reply by FastChat's own rule;
+    a failed call is written as FastChat writes one ($ERROR$, winner "error")."""
+    by_id = {item["id"]: item for item in items}
+    questions: dict[str, dict[str, Any]] = {}
+    answers: dict[str, dict[str, dict[str, Any]]] = {}
+    lines = []
+    for number, verdict in enumerate(verdicts, start=1):
+        item = by_id[verdict["id"]]
+        qid = item.get("question_id", number)
+        turn = int(item.get("turn", 1))
+        model_1, model_2 = item.get("model_a") or "model_a", item.get("model_b") or "model_b"
+        earlier = [item.get("question_turn1", "")] if turn == 2 else []
+        questions.setdefault(str(qid), {"question_id": qid, "category": item.get("category"), "turns": []})
+        questions[str(qid)]["turns"] = [*earlier, item["question"]]
+        for model, which in ((model_1, "a"), (model_2, "b")):
+            turns = ([item.get(f"{which}_turn1", "")] if turn == 2 else []) + [item[which]]
+            answers.setdefault(model, {})[str(qid)] = {
+                "question_id": qid,
+                "answer_id": f"{model}-{qid}",
+                "model_id": model,
+                "choices": [{"index": 0, "turns": turns}],
+                "tstamp": 0.0,
+            }
+        raws = [
+            FASTCHAT_ERROR_OUTPUT if verdict.get(f"call{order}") == "error" else str(verdict.get(f"raw{order}") or "")
+            for order in (1, 2)
+        ]
+        first, second = (fastchat_tool_reading(raw) for raw in raws)
+        lines.append(
+            {
+                "question_id": qid,
+                "model_1": model_1,
+                "model_2": model_2,
+                "g1_winner": {"A": "model_1", "B": "model_2"}.get(first, first),
+                "g2_winner": {"A": "model_2", "B": "model_1"}.get(second, second),
+                "judge": list(judge),
+                "g1_user_prompt": "",
+                "g1_judgment": raws[0],
+                "g2_user_prompt": "",
+                "g2_judgment": raws[1],
+                "turn": turn,
+                "tstamp": 0.0,
+            }
+        )
+    files = {"question.jsonl": list(questions.values())}
+    files |= {f"model_answer/{model}.jsonl": list(rows.values()) for model, rows in answers.items()}
+    files[f"model_judgment/{judge[0]}_pair.jsonl"] = lines
+    return files
 
 
 # ---------------------------------------------------------------- Arena-Hard-Auto
@@ -531,7 +563,7 @@ def convert_alpacaeval(annotations: Iterable[Record]) -> Converted:
             "preference": preference,
             "switched": switched,
             "source": where(source, line),
-            "tool": {k: v for k, v in record.items() if k not in ("output_1", "output_2")},
+            "tool": dict(record),
         }
         if preference is None:
             row["error1"] = "AlpacaEval recorded no preference (null)"

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from judgebias.core.parsing import parse_reply
-from judgebias.figures.stats import fit_logistic
+from judgebias.figures.stats import binomial_two_sided_p, fit_logistic
 
 ARENAHARD_WEIGHT = 3  # show_result.py's load_judgments(weight=3): a strong verdict counts three times
 _ARENAHARD_SCORE = {"A>B": 1.0, "A>>B": 1.0, "A=B": 0.5, "A<<B": 0.0, "A<B": 0.0}
@@ -106,7 +106,7 @@ def arenahard_show_result(
             continue  # show_result.py would stop with a KeyError on this label
         for label in (model_label, baseline_label):
             labels[label] = labels.get(label, 0) + 1
-        scores, ones = by_model.setdefault(row["model_a"], []), plain.setdefault(row["model_a"], [])
+        scores, ones = by_model.setdefault(row["tool"]["model"], []), plain.setdefault(row["tool"]["model"], [])
         for label, flip in ((model_label, False), (baseline_label, True)):
             value = _ARENAHARD_SCORE[label]
             value = 1.0 - value if flip else value
@@ -125,7 +125,7 @@ def arenahard_show_result(
             "score_weight_1": float(np.mean(plain[model])),
         }
     strong = sum(count for label, count in labels.items() if label in _STRONG)
-    baselines = sorted({str(row["model_b"]) for row in rows})
+    baselines = sorted({str(row["tool"]["baseline"]) for row in rows})
     return {
         "lines": len(rows),
         "baseline": baselines[0] if len(baselines) == 1 else None,
@@ -163,8 +163,22 @@ def alpacaeval_leaderboard(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             "standard_error": float(prefs.std(ddof=1) / math.sqrt(n) * 100) if n > 1 else None,
         }
         entry |= _length_controlled(usable, prefs)
+        entry |= _first_shown(usable)
         models[model] = entry
     return {"lines": len(rows), "models": models}
+
+
+def _first_shown(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """How often the decisive preference went to the answer shown first. AlpacaEval randomises the order per
+    instruction, so a share away from 1/2 is a position effect (the sign test is exact)."""
+    decisive = [row for row in rows if row["preference"] != 1.5]
+    first = sum((row["preference"] > 1.5) == row["switched"] for row in decisive)
+    n = len(decisive)
+    return {
+        "first_shown_wins": first / n if n else None,
+        "first_shown_n": n,
+        "first_shown_p": binomial_two_sided_p(first, n) if n else None,
+    }
 
 
 def _length_controlled(rows: Sequence[Mapping[str, Any]], prefs: np.ndarray) -> dict[str, Any]:
@@ -172,7 +186,7 @@ def _length_controlled(rows: Sequence[Mapping[str, Any]], prefs: np.ndarray) -> 
     characters; the length-controlled win rate is the prediction at no length difference, sigmoid(b0)."""
     if prefs.size < 3:
         return {"length_controlled_winrate": None, "length_coefficient": None}
-    delta = np.array([len(row["output_1"]) - len(row["output_2"]) for row in rows], dtype=np.float64)
+    delta = np.array([len(row["tool"]["output_1"]) - len(row["tool"]["output_2"]) for row in rows], dtype=np.float64)
     spread = float(delta.std(ddof=1))
     x = np.tanh(delta / spread) if spread > 0 else np.zeros_like(delta)
     b0, b1 = fit_logistic(x, prefs, ridge=1e-8)
