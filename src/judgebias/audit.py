@@ -236,7 +236,15 @@ def format_audit(report: dict[str, Any]) -> str:
                 if value is None or key == "n_items":
                     continue
                 shown = value if not isinstance(value, float) else f"{value:.3g}" if key in NOT_RATES else pct(value)
-                lines.append(f"- {key}: {shown} {ci_text(ci.get(key)) if key in ci else ''}".rstrip())
+                bounds = ci.get(key)
+                around = (
+                    ""
+                    if not bounds
+                    else ci_text(bounds)
+                    if key not in NOT_RATES
+                    else f"[{bounds[0]:.3g}, {bounds[1]:.3g}]"
+                )
+                lines.append(f"- {key}: {shown} {around}".rstrip())
         for label, table in (("judgebias's verdicts (a preference kept when both orders agree)", entry.get("judgebias_table")),
                              ("the tool's own show_result", entry.get("tool_table"))):  # fmt: skip
             if table is not None:
