@@ -27,7 +27,10 @@ def composition_failure(*overrides: str) -> BaseException:
         ("cache.mode=usee", "cache.mode='usee' is not allowed: use one of use, refresh, off, only"),
         ("judge.backend=opneai", "judge.backend='opneai' is not allowed: use one of openai, scripted, replay"),
         ("rubric.labels=letter", "rubric.labels='letter' is not allowed: use one of letters, numbers, tags"),
-        ("rubric.parser=json", "rubric.parser='json' is not allowed: use one of label, brackets, llmbar, pandalm"),
+        (
+            "rubric.parser=json",
+            "rubric.parser='json' is not allowed: use one of label, brackets, llmbar, pandalm, arenahard",
+        ),
         ("progress=yes", "progress='yes' is not allowed: use one of auto, on, off"),
         (
             "judge.strategy=random",

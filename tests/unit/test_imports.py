@@ -77,8 +77,8 @@ def test_the_graph_counts_function_level_imports() -> None:
 
 PURE_LAYERS = ("core", "figures", "config")  # no Hydra, no SDK, no files, no network: logic a test can call alone
 FORBIDDEN_LIBRARIES = ("hydra", "omegaconf", "openai", "httpx", "httpx2", "diskcache", "redis", "jinja2", "tenacity")
-EDGE_PACKAGES = ("io", "cache", "engine", "backends", "cli", "report", "batch", "devserver")
-EDGE_MODULES = ("run", "check", "aggregate")
+EDGE_PACKAGES = ("io", "cache", "engine", "backends", "cli", "report", "batch", "devserver", "review")
+EDGE_MODULES = ("run", "check", "aggregate", "audit")
 
 
 def pure_modules(package: Path) -> list[str]:
