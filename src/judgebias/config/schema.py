@@ -183,10 +183,11 @@ class CacheConfig:
 
 @dataclass
 class BootstrapConfig:
-    """The item bootstrap behind every interval."""
+    """The bootstrap behind every interval: over items, or over clusters of items that share a question."""
 
     resamples: int = 1000
     seed: int = 0
+    cluster: str | None = "auto"  # item field to resample by; auto = question_id when it repeats; none = by item
 
 
 @dataclass

@@ -401,6 +401,8 @@ class Summary(TypedDict, total=False):
     ci: dict[str, Interval]  # figure name -> its bootstrap interval
     bootstrap_resamples: int
     bootstrap_seed: int
+    bootstrap_cluster: str | None  # the item field the intervals resampled by (bootstrap.cluster); null = by item
+    bootstrap_clusters: int | None  # how many clusters that field formed; null = by item
     judges: dict[str, Summary]  # ensemble runs: each judge's own figures
     # cost and provenance of the figures
     cost_usd: float

@@ -35,6 +35,7 @@ from judgebias.core.record import CallResult, ItemResult, Reply, Request, Summar
 from judgebias.core.style import style_of
 from judgebias.core.verdict import is_consistent, reconcile
 from judgebias.engine.progress import Progress
+from judgebias.figures.clustering import resolve_clustering
 from judgebias.figures.metrics import ensemble_results, soft_preference
 from judgebias.figures.provenance import foreign_reason
 from judgebias.figures.summary import build_summary, ratings_for
@@ -85,6 +86,7 @@ def run_experiment(config: Config, out_dir: Path, *, echo: Callable[[str], None]
             )
     if not items:
         raise UserError("no item is left to judge (the replayed judges share no recorded item)")
+    clustering = resolve_clustering(items, config.bootstrap.cluster)  # a wrong field stops the run before any call
     for note in notes:
         echo(f"note: {note}")
     cache = open_cache(config.cache)  # an unreachable Redis stops the run here, before any judge call
@@ -129,8 +131,9 @@ def run_experiment(config: Config, out_dir: Path, *, echo: Callable[[str], None]
         prefilled.batches,
         retries=sum(judging.backend.retries for judging in judgings),
         timeouts=sum(judging.backend.timeouts for judging in judgings),
+        clustering=clustering,
     )
-    output.write_run(out_dir, config, summary, ratings_for(combined, config))
+    output.write_run(out_dir, config, summary, ratings_for(combined, config, clustering))
     echo(output.format_summary(summary))
     return summary
 

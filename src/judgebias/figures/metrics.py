@@ -3,7 +3,8 @@
 Pure: reads ItemResult rows and returns JSON-ready dicts (str/int/float/bool/None, lists, dicts). NaN never
 appears: an undefined figure is None, and a `*_note` says why when an `_n` of 0 does not make it obvious.
 Items whose verdict is "error" are left out of every figure except the error counts. Uncertainty comes from
-one seeded item bootstrap shared by all figures (both calls of an item always travel together).
+one seeded bootstrap shared by all figures (both calls of an item always travel together), over items or, with
+a clustering, over clusters of items (all pairs of one question travel together).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from judgebias.core.style import FEATURES, Style
 from judgebias.core.verdict import WIN_SCORE, is_consistent, preference, translate
 from judgebias.figures import stats
 from judgebias.figures.calibration import calibrate
+from judgebias.figures.clustering import Clustering
 from judgebias.figures.stats import FloatArray
 
 _KAPPA_LABELS = ("1", "2", "tie")
@@ -87,8 +89,12 @@ def summarize(
     agreement_threshold: float = 0.75,
     judge_family: str | None = None,
     logprobs_requested: bool = False,
+    clustering: Clustering | None = None,
 ) -> dict[str, Any]:
-    """Every figure of a run (counts, rates, position bias, human calibration, length, CIs), JSON-ready."""
+    """Every figure of a run (counts, rates, position bias, human calibration, length, CIs), JSON-ready.
+
+    With `clustering` (one label per row) every interval resamples clusters, not items.
+    """
     if resamples < 0:
         raise ValueError(f"resamples must be >= 0, got {resamples}")
     items = list(results)
@@ -126,9 +132,11 @@ def summarize(
     if judge_family is not None and any(r.model_a or r.model_b for r in items):
         summary["self_preference"] = _self_preference(items, scored, score, judge_family, figures)
 
-    summary["ci"] = _intervals(n, resamples, seed, figures, summary)
+    groups = _groups(clustering, n)
+    summary["ci"] = _intervals(n, resamples, seed, figures, summary, groups)
     summary["bootstrap_resamples"] = resamples
     summary["bootstrap_seed"] = seed
+    summary.update(_cluster_fields(clustering, groups))
     return summary
 
 
@@ -189,13 +197,18 @@ def ensemble_results(per_judge: Mapping[str, Sequence[ItemResult]]) -> list[Item
 
 
 def bradley_terry_ratings(
-    results: Sequence[ItemResult], *, resamples: int = 1000, seed: int = 0
+    results: Sequence[ItemResult], *, resamples: int = 1000, seed: int = 0, clustering: Clustering | None = None
 ) -> list[dict[str, Any]]:
     """Elo-like Bradley–Terry ratings of the models, plain and style-controlled, with intervals; [] if < 3 models."""
     # Strengths come from the debiased verdicts (a tie is half a win each, failed items skipped) by Hunter's
     # MM algorithm with one virtual tie between every pair of models (see stats.bradley_terry_batch).
     # rating = 400 * log10(strength), shifted so that the mean rating is 1000: 400 points apart = 10:1 odds.
-    rows = [r for r in results if r.verdict != "error" and r.model_a and r.model_b and r.model_a != r.model_b]
+    played_rows = [
+        i for i, r in enumerate(results) if r.verdict != "error" and r.model_a and r.model_b and r.model_a != r.model_b
+    ]
+    rows = [results[i] for i in played_rows]
+    groups = _groups(clustering, len(results))
+    game_groups = None if groups is None else stats.cluster_index(list(groups[played_rows]))
     games = [(r.model_a or "", r.model_b or "", WIN_SCORE[r.verdict]) for r in rows]
     models = sorted({m for a, b, _ in games for m in (a, b)})
     if len(models) < 3:
@@ -220,7 +233,7 @@ def bradley_terry_ratings(
     controlled = any(name in FEATURES for name in styled.features)  # else there is no formatting to control
     style_ratings = styled.ratings(np.ones((1, len(games))))[0] if controlled else None
     blocks, style_blocks = [], []
-    for counts in stats.bootstrap_counts(len(games), resamples, seed):
+    for counts in stats.resample_counts(len(games), resamples, seed, game_groups):
         blocks.append(stats.elo_scale(stats.bradley_terry_batch(wins(counts), prior=_BT_PRIOR)))
         if style_ratings is not None:
             style_blocks.append(styled.ratings(counts, start=styled.fitted))
@@ -669,9 +682,14 @@ def _self_preference(
 
 
 def _intervals(
-    n: int, resamples: int, seed: int, figures: _Figures, summary: Mapping[str, Any]
+    n: int,
+    resamples: int,
+    seed: int,
+    figures: _Figures,
+    summary: Mapping[str, Any],
+    groups: IntArray | None = None,
 ) -> dict[str, list[float] | None]:
-    """95% percentile intervals of every figure from one item bootstrap (None where the figure is None)."""
+    """95% percentile intervals of every figure from one item (or cluster) bootstrap (None where the figure is None)."""
     # One draw of item multiplicities per resample serves every figure, so the intervals are mutually
     # coherent; a replicate where a figure is undefined (e.g. no two-order item drawn) is left out of its
     # percentiles. Ratio figures are vectorised as counts @ numerator / counts @ denominator.
@@ -683,7 +701,7 @@ def _intervals(
     if rate_names:
         numerators = np.stack([figures.rates[name][0] for name in rate_names], axis=1)
         denominators = np.stack([figures.rates[name][1] for name in rate_names], axis=1)
-    for counts in stats.bootstrap_counts(n, resamples, seed):
+    for counts in stats.resample_counts(n, resamples, seed, groups):
         if rate_names:
             values = stats.ratio(counts @ numerators, counts @ denominators)
             for j, name in enumerate(rate_names):
@@ -695,6 +713,22 @@ def _intervals(
         parts = collected.get(name)
         out[name] = stats.percentile_interval(np.concatenate(parts)) if parts else None
     return out
+
+
+def _groups(clustering: Clustering | None, n: int) -> IntArray | None:
+    """Each row's cluster number for the bootstrap, or None (resample items) when there is no clustering."""
+    if clustering is None:
+        return None
+    if len(clustering.labels) != n:
+        raise ValueError(f"clustering by {clustering.field!r} has {len(clustering.labels)} labels for {n} rows")
+    return stats.cluster_index(clustering.labels)
+
+
+def _cluster_fields(clustering: Clustering | None, groups: IntArray | None) -> dict[str, Any]:
+    """What the intervals resampled: `bootstrap_cluster` (the field, None = items) and the number of clusters."""
+    if clustering is None or groups is None:
+        return {"bootstrap_cluster": None, "bootstrap_clusters": None}
+    return {"bootstrap_cluster": clustering.field, "bootstrap_clusters": int(groups.max()) + 1 if groups.size else 0}
 
 
 # --- helpers ---------------------------------------------------------------------------------------------

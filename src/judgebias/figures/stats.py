@@ -1,4 +1,4 @@
-"""Numeric primitives behind the run summary: item bootstrap, exact binomial test, logistic fit,
+"""Numeric primitives behind the run summary: item and cluster bootstrap, exact binomial test, logistic fit,
 Bradley–Terry strengths, Cohen's kappa, Pearson correlation.
 
 Pure numpy and the standard library; no I/O.
@@ -14,6 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
 
 # Cells of one resample-by-item count block: bounds memory (32 MB of float64) whatever the item count.
 _BLOCK_CELLS = 4_000_000
@@ -38,6 +39,43 @@ def bootstrap_counts(n: int, resamples: int, seed: int) -> Iterator[FloatArray]:
         counts = np.bincount(flat, minlength=block * n).reshape(block, n)
         yield counts.astype(np.float64)
         done += block
+
+
+def cluster_bootstrap_counts(groups: IntArray, resamples: int, seed: int) -> Iterator[FloatArray]:
+    """Yield blocks of item multiplicities of a seeded cluster bootstrap: clusters drawn, items follow."""
+    # groups[i] is item i's cluster (0 .. clusters - 1). Each resample draws as many clusters as there are,
+    # with replacement, from default_rng(seed); every item of a cluster drawn c times gets multiplicity c, so
+    # items that share a question (its difficulty, its judge behaviour) always travel together. Blocks are
+    # sized by the item count, like bootstrap_counts, and depend on (groups, resamples, seed) only.
+    n = int(groups.size)
+    clusters = int(groups.max()) + 1 if n else 0
+    if n <= 0 or resamples <= 0:
+        return
+    rng = np.random.default_rng(seed)
+    rows = max(1, min(resamples, _BLOCK_CELLS // max(n, clusters)))
+    done = 0
+    while done < resamples:
+        block = min(rows, resamples - done)
+        index = rng.integers(0, clusters, size=(block, clusters))
+        flat = (index + (np.arange(block, dtype=np.int64) * clusters)[:, None]).ravel()
+        drawn = np.bincount(flat, minlength=block * clusters).reshape(block, clusters)
+        yield drawn[:, groups].astype(np.float64)
+        done += block
+
+
+def resample_counts(n: int, resamples: int, seed: int, groups: IntArray | None = None) -> Iterator[FloatArray]:
+    """Item multiplicities of the run's bootstrap: by cluster when `groups` is given, else by item."""
+    if groups is None:
+        return bootstrap_counts(n, resamples, seed)
+    if groups.size != n:
+        raise ValueError(f"cluster bootstrap needs one cluster per item: {groups.size} clusters for {n} items")
+    return cluster_bootstrap_counts(groups, resamples, seed)
+
+
+def cluster_index(labels: Sequence[object]) -> IntArray:
+    """Each label's cluster number 0 .. k-1, numbered by first appearance (equal labels, same cluster)."""
+    seen: dict[object, int] = {}
+    return np.array([seen.setdefault(label, len(seen)) for label in labels], dtype=np.int64)
 
 
 def percentile_interval(values: FloatArray, level: float = 0.95) -> list[float] | None:

@@ -11,23 +11,34 @@ from typing import Any, cast
 
 from judgebias.config.schema import Config, judges_of
 from judgebias.core.record import ItemResult, Summary
+from judgebias.figures.clustering import Clustering
 from judgebias.figures.metrics import bradley_terry_ratings, summarize
 from judgebias.figures.provenance import judge_origin, merge_origins, mixed_judge_note
 
 UNREADABLE_SHARE = 0.5  # above this share of answered calls without a readable verdict, the run is `unreadable`
 
 
-def ratings_for(combined: list[ItemResult], config: Config) -> list[dict[str, Any]]:
+def ratings_for(
+    combined: list[ItemResult], config: Config, clustering: Clustering | None = None
+) -> list[dict[str, Any]]:
     """Bradley–Terry ratings of the answering models from the run's (ensemble) verdicts."""
-    return bradley_terry_ratings(combined, resamples=config.bootstrap.resamples, seed=config.bootstrap.seed)
+    return bradley_terry_ratings(
+        combined, resamples=config.bootstrap.resamples, seed=config.bootstrap.seed, clustering=clustering
+    )
 
 
-def summarize_run(config: Config, per_judge: dict[str, list[ItemResult]], combined: list[ItemResult]) -> Summary:
+def summarize_run(
+    config: Config,
+    per_judge: dict[str, list[ItemResult]],
+    combined: list[ItemResult],
+    clustering: Clustering | None = None,
+) -> Summary:
     """The metrics of the run: the ensemble's figures with each judge's own beside them, or the one judge's."""
     settings: dict[str, Any] = {
         "resamples": config.bootstrap.resamples,
         "seed": config.bootstrap.seed,
         "agreement_threshold": config.agreement_threshold,
+        "clustering": clustering,
     }
     judges = judges_of(config)
     if len(per_judge) == 1:
@@ -57,6 +68,7 @@ def build_summary(
     *,
     retries: int = 0,
     timeouts: int = 0,
+    clustering: Clustering | None = None,
 ) -> Summary:
     """summary.json: the run's identity, then every figure, then cost and notes.
 
@@ -72,7 +84,7 @@ def build_summary(
     }
     if len(judges) > 1:
         identity["ensemble"] = list(judges)
-    summary = cast(Summary, identity | summarize_run(config, per_judge, combined))
+    summary = cast(Summary, identity | summarize_run(config, per_judge, combined, clustering))
     cost, saved = 0.0, 0.0
     models: set[str] = set()
     batched = 0

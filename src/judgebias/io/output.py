@@ -260,6 +260,16 @@ def format_dry_run(estimate: dict[str, Any]) -> str:
     )
 
 
+def interval_header(summary: Summary) -> str:
+    """What the bracketed intervals are: a 95% bootstrap over items, or over clusters of one item field."""
+    resamples = summary.get("bootstrap_resamples", 0)
+    if not resamples:
+        return "  intervals: none (bootstrap.resamples=0)"
+    cluster = summary.get("bootstrap_cluster")
+    unit = "items" if cluster is None else f"{summary.get('bootstrap_clusters')} clusters by {cluster}"
+    return f"  [intervals: 95% bootstrap over {unit}, {resamples} resamples]"
+
+
 def format_summary(summary: Summary) -> str:
     """The clean one-screen summary printed at the end of a run."""
     s = summary
@@ -274,6 +284,7 @@ def format_summary(summary: Summary) -> str:
         f"judgebias  judge={s['judge']}  rubric={s['rubric']}  data={s['data']}  status={s['status']}",
         *warnings,
         f"  items: {s['n_items']}   wins/ties/losses of a: {s['wins']}/{s['ties']}/{s['losses']}",
+        interval_header(s),
         f"  win_rate: {pct(s['win_rate'])}{ci_text(intervals.get('win_rate'))}   "
         f"consistent-only: {pct(s.get('win_rate_consistent'))}   pooled: {pct(s.get('win_rate_pooled'))}",
         f"  position_consistency: {pct(s['position_consistency'])}{ci_text(intervals.get('position_consistency'))}   "
