@@ -170,7 +170,7 @@ class OpenAIJudge(Backend):
                 )
             return self._client
 
-    def request_body(self, messages: list[dict[str, str]]) -> dict[str, Any]:
+    def request_body(self, messages: list[dict[str, str]], sample: int = 0) -> dict[str, Any]:
         """The chat-completions request body exactly as sent: by a live call, or as one line of a batch.
 
         A sampling setting that is null is not sent at all (reasoning models refuse temperature, top_p and
@@ -183,7 +183,7 @@ class OpenAIJudge(Backend):
         if config.max_tokens is not None:
             params[str(config.max_tokens_param)] = config.max_tokens
         if config.seed is not None:
-            params["seed"] = config.seed
+            params["seed"] = config.seed + sample  # judge.samples: each ask its own seed, so they can differ
         if config.top_p is not None:
             params["top_p"] = config.top_p
         if config.logprobs and not self.logprobs_refused:
@@ -213,7 +213,7 @@ class OpenAIJudge(Backend):
     def complete(self, request: Request) -> Reply:
         """One call with bounded retries; a permanent error raises FatalJudgeError at once."""
         create = self._openai().chat.completions.with_raw_response.create  # the SDK loads its parts before a slot
-        body = self.request_body(request.messages)
+        body = self.request_body(request.messages, request.sample)
         estimate = estimate_prompt_tokens(request.messages) + (self.config.max_tokens or 0)
         headers = self._headers() if self.config.extra_headers else None
         labels = request.view.labels(self.rubric.tie_label)

@@ -40,10 +40,10 @@ class ScriptedJudge(Backend):
             # more markdown features when the two differ; else follow the human label. It sees only what is
             # shown: answers stripped to plain text give it nothing to prefer.
             first, second = style_of(view.first).total, style_of(view.second).total
-            if first != second and _draw(f"{request.item.id}|style") < self.config.style_bias:
+            if first != second and _draw(f"{request.item.id}|style" + _ask(request)) < self.config.style_bias:
                 return "A" if first > second else "B"
         # noisy: with probability first_bias pick the first shown, else follow the human label (tie if none).
-        elif _draw(f"{request.item.id}|{view.order}") < self.config.first_bias:
+        elif _draw(f"{request.item.id}|{view.order}" + _ask(request)) < self.config.first_bias:
             return "A"
         human = request.item.human
         if human not in ("1", "2"):
@@ -55,6 +55,11 @@ class ScriptedJudge(Backend):
         label = request.view.label_of(self.choose(request), self.rubric.tie_label)
         text = format_reply(self.rubric, label)
         return Reply(text=text, model=f"scripted:{self.config.strategy}")  # no tokens: nothing was generated or billed
+
+
+def _ask(request: Request) -> str:
+    """The seed suffix of one ask of judge.samples: none for the first, so a one-sample run decides as before."""
+    return f"|sample{request.sample}" if request.sample else ""
 
 
 def _draw(seed: str) -> float:

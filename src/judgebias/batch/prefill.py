@@ -19,7 +19,7 @@ from typing import Any, TextIO
 from judgebias.backends import BatchGaps, Call, Judging
 from judgebias.backends.base import BatchTransport
 from judgebias.batch import files as batchfile
-from judgebias.cache import ReplyStore
+from judgebias.cache import ReplyStore, sample_key
 from judgebias.config.schema import JudgeMode, ProgressMode
 from judgebias.core.errors import BatchPending, UserError
 from judgebias.core.record import Request
@@ -32,6 +32,29 @@ class Prefilled:
     batched: set[str] = field(default_factory=set)  # cache keys answered by batch in this run (batch price)
     errors: dict[str, str] = field(default_factory=dict)  # cache key -> why the batch has no reply for it
     batches: list[dict[str, Any]] = field(default_factory=list)  # id, status, counts of each batch touched
+
+
+class Collected(Backend):
+    """A judge whose calls were filled by batch: a call the batch left unanswered fails with its reason, unsent."""
+
+    paid = True
+
+    def __init__(self, inner: Backend, errors: Mapping[str, str], missing: str) -> None:
+        self.inner = inner
+        self.errors = errors
+        self.missing = missing
+
+    def cache_request(self, messages: list[dict[str, str]]) -> dict[str, Any]:
+        return self.inner.cache_request(messages)
+
+    def complete(self, request: Request) -> Reply:
+        from judgebias.backends.openai import CallFailed
+
+        key = sample_key(self.inner.cache_request(request.messages), request.sample)
+        raise CallFailed(self.errors.get(key, self.missing))
+
+    def describe(self) -> str:
+        return self.inner.describe()
 
 
 def prefill(
@@ -133,7 +156,7 @@ def _batch(
         poll_seconds=judging.config.batch_poll_seconds,
         show=show,
     )
-    outcome = batcher.run(((key, backend.request_body(r.messages)) for key, r in misses.items()), wait=wait)
+    outcome = batcher.run(((key, backend.request_body(r.messages, r.sample)) for key, r in misses.items()), wait=wait)
     result.batched |= outcome.filled
     result.errors |= outcome.errors
     seen = {entry["id"]: index for index, entry in enumerate(result.batches)}
@@ -154,7 +177,7 @@ def _export(judging: Judging, misses: dict[str, Request], out_dir: Path) -> None
     path = out_dir / "batch_input.jsonl"
     with path.open("wb") as file:
         for key, request in misses.items():
-            file.write(batchfile.input_line(key, backend.request_body(request.messages)))
+            file.write(batchfile.input_line(key, backend.request_body(request.messages, request.sample)))
     output = path.with_name("batch_output.jsonl")
     raise BatchPending(
         f"judge {judging.name!r}: {len(misses)} calls written to {path}\n"

@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from judgebias.cache.base import ReplyStore
-from judgebias.cache.disk import KEY_VERSION, MODES, ReplyCache, TextOnlyDisk, call_key
+from judgebias.cache.disk import KEY_VERSION, MODES, ReplyCache, TextOnlyDisk, call_key, sample_key
 from judgebias.config.schema import CacheBackend, CacheConfig
 from judgebias.core.errors import UserError
 
@@ -24,6 +24,7 @@ __all__ = [
     "call_key",
     "open_cache",
     "open_store",
+    "sample_key",
 ]
 
 

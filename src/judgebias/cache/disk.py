@@ -60,6 +60,12 @@ def call_key(request: dict[str, Any]) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
+def sample_key(request: dict[str, Any], sample: int) -> str:
+    """The cache key of one ask of judge.samples: the sample index enters only from the second ask on, so the
+    single-sample key (and every cache filled before samples existed) stays what it was."""
+    return call_key(request if sample == 0 else {**request, "sample": sample})
+
+
 class ReplyCache:
     """Replies by key, stored the moment they arrive; `mode` decides whether lookups and writes happen."""
 

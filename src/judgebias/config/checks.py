@@ -67,6 +67,8 @@ def check_settings(config: Config) -> None:
 
 def check_judge(judge: JudgeConfig) -> None:
     """The settings one judge's backend needs in range."""
+    if judge.samples < 1:
+        raise UserError(f"judge {judge.name!r}: judge.samples={judge.samples} must be at least 1 (default 1)")
     if judge.backend == BackendKind.openai:
         _check_openai(judge)
     elif judge.backend == BackendKind.scripted:

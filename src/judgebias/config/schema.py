@@ -120,6 +120,7 @@ class JudgeConfig:
     price_input_per_mtok: float = 0.0  # USD per million prompt tokens
     price_output_per_mtok: float = 0.0  # USD per million completion tokens
     expect_models: list[str] = field(default_factory=list)  # models (or deployments) that may answer besides `model`
+    samples: int = 1  # times each order is asked (at this temperature); > 1 measures repetition stability
     family: str | None = None  # model family, to flag self-preference when items name their models
     strategy: Strategy | None = None  # scripted judges only
     first_bias: float = 0.0  # scripted "noisy": probability of picking the first-shown answer regardless

@@ -21,6 +21,7 @@ class Request:
     item: Item
     view: Shown
     messages: list[dict[str, str]]
+    sample: int = 0  # which of the judge.samples asks of this order (0 = the single-sample call)
 
 
 # What a reply that carries no verdict was (Reply.outcome). Deterministic ones are cached as such (asking the same
@@ -139,6 +140,7 @@ class CallResult:
     origin: dict[str, Any] | None = None  # the reply's origin fields as the server reported them (verdicts.jsonl)
     fallbacks: int = 0  # fallbacks the gateway reported for this call
     gateway_retries: int = 0  # upstream retries the gateway reported for this call
+    sample: int = 0  # which ask of its order (judge.samples); 0 is the call behind call1/call2
 
     def without_reply(self) -> CallResult:
         """This call without its reply text (written out already): what the metrics keep in memory.
@@ -165,6 +167,7 @@ class CallResult:
             origin=self.origin,
             fallbacks=self.fallbacks,
             gateway_retries=self.gateway_retries,
+            sample=self.sample,
         )
 
 
@@ -269,6 +272,8 @@ class VerdictLine(CallFields, total=False):
     style_a: dict[str, int]  # markdown feature counts of a as written (style.FEATURES)
     style_b: dict[str, int]
     soft: float
+    samples: list[dict[str, Any]]  # judge.samples > 1: every ask (order, sample, call, pick, raw, cached)
+    majority: str  # judge.samples > 1: the verdict of each order's majority of samples ("1" | "2" | "tie" | "error")
     judges: dict[str, CallFields]  # ensemble runs: every judge's calls and verdict
 
 
@@ -401,6 +406,14 @@ class Summary(TypedDict, total=False):
     ci: dict[str, Interval]  # figure name -> its bootstrap interval
     bootstrap_resamples: int
     bootstrap_seed: int
+    samples: int  # judge.samples > 1: the asks per order
+    repetition_stability_order1: float | None  # share of an order's samples giving its most frequent reply
+    repetition_stability_order2: float | None
+    repetition_stability_n: int
+    majority_win_rate: float | None  # win rate of the verdicts of each order's majority of samples
+    majority_position_consistency: float | None
+    majority_n: int
+    soft_win_rate_mean: float | None  # soft win rate averaged over the samples
     bootstrap_cluster: str | None  # the item field the intervals resampled by (bootstrap.cluster); null = by item
     bootstrap_clusters: int | None  # how many clusters that field formed; null = by item
     judges: dict[str, Summary]  # ensemble runs: each judge's own figures

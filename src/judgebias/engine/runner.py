@@ -23,7 +23,7 @@ from judgebias.backends import Call, Judging, build_backend
 from judgebias.backends.base import Backend
 from judgebias.backends.openai import CallFailed
 from judgebias.batch.prefill import prefill
-from judgebias.cache import ReplyStore, call_key, open_cache
+from judgebias.cache import ReplyStore, open_cache, sample_key
 from judgebias.cache.bundle import KeyLog
 from judgebias.config.checks import check_settings
 from judgebias.config.schema import CacheMode, Config, LabelStyle, judges_of
@@ -160,7 +160,8 @@ def _requests(config: Config, judgings: list[Judging], items: list[Item]) -> Ite
             for order in _orders(judging.backend, item):
                 view = shown(item, order, rubric.labels)
                 messages = render_messages(item, view, rubric.system, rubric.user, rubric.tie_label)
-                yield judging, item, Request(item, view, messages)
+                for sample in range(judging.config.samples):  # judge.samples asks of this order, in a row
+                    yield judging, item, Request(item, view, messages, sample)
 
 
 def _orders(backend: Backend, item: Item) -> tuple[int, ...]:
@@ -240,7 +241,9 @@ def _looked_up(
     """
     while batch := list(itertools.islice(requests, LOOKAHEAD)):
         keys = [
-            call_key(judging.backend.cache_request(request.messages)) if judging.backend.paid else None
+            sample_key(judging.backend.cache_request(request.messages), request.sample)
+            if judging.backend.paid
+            else None
             for judging, _, request in batch
         ]
         hits = cache.get_many([key for key in keys if key is not None])
@@ -391,9 +394,12 @@ def _call_result(config: Config, request: Request, pending: Pending, *, offline:
                 tag_first=tags[0],
                 tag_second=tags[1],
                 outcome=error.outcome if isinstance(error, CallFailed) else None,
+                sample=request.sample,
             )
     if reply is None:
-        return CallResult("error", None, False, error=pending.error, tag_first=tags[0], tag_second=tags[1])
+        return CallResult(
+            "error", None, False, error=pending.error, tag_first=tags[0], tag_second=tags[1], sample=request.sample
+        )
     rubric = config.rubric
     label = "invalid" if reply.outcome is not None else read_reply(reply, view, rubric)  # no verdict to read
     probs = None
@@ -418,6 +424,7 @@ def _call_result(config: Config, request: Request, pending: Pending, *, offline:
         origin=_origin(reply),
         fallbacks=reply.fallbacks,
         gateway_retries=reply.gateway_retries,
+        sample=request.sample,
     )
 
 
@@ -438,8 +445,9 @@ def _origin(reply: Reply) -> dict[str, Any] | None:
     return origin or None
 
 
-def item_result(item: Item, calls: list[CallResult]) -> ItemResult:
-    """One judge's row for one item from its one or two calls."""
+def item_result(item: Item, all_calls: list[CallResult]) -> ItemResult:
+    """One judge's row for one item from its one or two calls (the first sample of each order; all are kept)."""
+    calls = [call for call in all_calls if call.sample == 0] or all_calls
     call1 = calls[0].label
     call2 = calls[1].label if len(calls) > 1 else None
     return ItemResult(
@@ -460,5 +468,5 @@ def item_result(item: Item, calls: list[CallResult]) -> ItemResult:
         soft=soft_preference(calls[0].probs, calls[1].probs if len(calls) > 1 else None),
         style_a=item.style_a if item.style_a is not None else style_of(item.a),
         style_b=item.style_b if item.style_b is not None else style_of(item.b),
-        calls=tuple(calls),
+        calls=tuple(all_calls),
     )

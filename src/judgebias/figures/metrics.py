@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from judgebias.core.record import ItemResult
+from judgebias.core.record import CallResult, ItemResult
 from judgebias.core.style import FEATURES, Style
-from judgebias.core.verdict import WIN_SCORE, is_consistent, preference, translate
+from judgebias.core.verdict import WIN_SCORE, is_consistent, preference, reconcile, translate
 from judgebias.figures import stats
 from judgebias.figures.calibration import calibrate
 from judgebias.figures.clustering import Clustering
@@ -66,6 +66,11 @@ _CI_ORDER = (
     "human_vote_agreement_no_ties",
     "human_human_agreement",
     "self_preference",
+    "repetition_stability_order1",
+    "repetition_stability_order2",
+    "majority_win_rate",
+    "majority_position_consistency",
+    "soft_win_rate_mean",
 )
 
 Rate = tuple[FloatArray, FloatArray]
@@ -129,6 +134,8 @@ def summarize(
     if votes:
         summary.update(votes)
         summary["calibration"] = calibrate(items, resamples=resamples, seed=seed)
+    if any(call.sample > 0 for r in items for call in r.calls):
+        summary.update(_samples(items, figures))
     if judge_family is not None and any(r.model_a or r.model_b for r in items):
         summary["self_preference"] = _self_preference(items, scored, score, judge_family, figures)
 
@@ -679,6 +686,84 @@ def _self_preference(
     own_score = mixed * np.where(own_a > 0, score, 1.0 - score)
     figures.rates["self_preference"] = (own_score, mixed)
     return {"family": family, "n": int(mixed.sum()), "own_win_rate": _point(own_score, mixed)}
+
+
+def order_samples(row: ItemResult) -> list[list[CallResult]] | None:
+    """The row's calls grouped by order, every sample of each (judge.samples); None for a merged ensemble row."""
+    groups: list[list[CallResult]] = []
+    for call in row.calls:
+        if call.sample == 0 or not groups:
+            groups.append([])
+        groups[-1].append(call)
+    return groups if 0 < len(groups) <= 2 else None
+
+
+def majority_verdict(row: ItemResult) -> str | None:
+    """The verdict of each order's majority of samples, reconciled like call1/call2; None without samples."""
+    groups = order_samples(row)
+    if groups is None or all(len(group) < 2 for group in groups):
+        return None
+    labels = [_majority_label([call.label for call in group]) for group in groups]
+    return reconcile(labels[0], labels[1] if len(labels) > 1 else None)
+
+
+def _majority_label(labels: Sequence[str]) -> str:
+    """The most frequent positional label among an order's samples ("tie" when two lead; "error" if all failed)."""
+    counted = Counter(label for label in labels if label != "error").most_common(2)
+    if not counted:
+        return "error"
+    if len(counted) > 1 and counted[0][1] == counted[1][1]:
+        return "tie"
+    return counted[0][0]
+
+
+def _samples(items: Sequence[ItemResult], figures: _Figures) -> dict[str, Any]:
+    """Repetition stability per order and the figures of the samples' majority (judge.samples > 1)."""
+    # Repetition stability as Shi et al. 2024 ("Judging the Judges") define it: per item and order, the share
+    # of the samples that gave the most frequent reply, averaged over items; 1 = the same reply every time.
+    # Failed samples are left out; an order needs two answered samples. The majority verdict reconciles each
+    # order's most frequent reply (two leading replies: tie), like the single-sample verdict; the mean soft
+    # verdict averages soft_preference over the sample pairs (sample i of order 1 with sample i of order 2).
+    n = len(items)
+    stable = [np.zeros(n), np.zeros(n)]
+    has = [np.zeros(n), np.zeros(n)]
+    majority_score, majority_scored = np.zeros(n), np.zeros(n)
+    two, agree = np.zeros(n), np.zeros(n)
+    soft, soft_has = np.zeros(n), np.zeros(n)
+    most = 0
+    for i, r in enumerate(items):
+        groups = order_samples(r)
+        if groups is None:
+            continue
+        most = max([most, *(len(group) for group in groups)])
+        for o, group in enumerate(groups):
+            answered = [call.label for call in group if call.label != "error"]
+            if len(answered) >= 2:
+                stable[o][i], has[o][i] = Counter(answered).most_common(1)[0][1] / len(answered), 1.0
+        labels = [_majority_label([call.label for call in group]) for group in groups]
+        verdict = reconcile(labels[0], labels[1] if len(labels) > 1 else None)
+        if verdict != "error":
+            majority_score[i], majority_scored[i] = _SCORE[verdict], 1.0
+            if len(labels) > 1:
+                two[i], agree[i] = 1.0, float(is_consistent(labels[0], labels[1]) is True)
+        pairs = zip(groups[0], groups[1], strict=False) if len(groups) > 1 else ((c, None) for c in groups[0])
+        values = [v for c1, c2 in pairs if (v := soft_preference(c1.probs, c2.probs if c2 else None)) is not None]
+        if values:
+            soft[i], soft_has[i] = sum(values) / len(values), 1.0
+    rates = {
+        "repetition_stability_order1": (stable[0], has[0]),
+        "repetition_stability_order2": (stable[1], has[1]),
+        "majority_win_rate": (majority_score, majority_scored),
+        "majority_position_consistency": (agree, two),
+        "soft_win_rate_mean": (soft, soft_has),
+    }
+    figures.rates.update(rates)
+    out: dict[str, Any] = {"samples": most}
+    for name, (num, den) in rates.items():
+        out[name] = _point(num, den)
+    out["repetition_stability_n"] = int(np.maximum(has[0], has[1]).sum())
+    out["majority_n"] = int(majority_scored.sum())
+    return out
 
 
 def _intervals(

@@ -31,6 +31,7 @@ from judgebias.core.record import (
 from judgebias.core.tokens import estimate_prompt_tokens
 from judgebias.core.verdict import item_pick, item_winner
 from judgebias.figures.formatting import ci_text, pct
+from judgebias.figures.metrics import majority_verdict, order_samples
 from judgebias.io.files import write_csv, write_json
 from judgebias.io.revision import git_revision
 from judgebias.io.versions import installed_versions
@@ -101,7 +102,30 @@ def verdict_line(item: Item, row: ItemResult, *, with_calls: bool = True) -> Ver
         line["style_b"] = row.style_b.as_dict()
     if row.soft is not None:
         line["soft"] = row.soft
+    if with_calls:
+        line = cast(VerdictLine, line | _sample_fields(row))
     return line
+
+
+def _sample_fields(row: ItemResult) -> dict[str, Any]:
+    """judge.samples > 1: every ask of each order (`samples`) and the verdict of their majority (`majority`)."""
+    majority = majority_verdict(row)
+    groups = order_samples(row)
+    if majority is None or groups is None:
+        return {}
+    samples = [
+        {
+            "order": order,
+            "sample": call.sample,
+            "call": call.label,
+            "pick": item_pick(call.label, order),
+            "raw": call.raw,
+            "cached": call.cached,
+        }
+        for order, group in enumerate(groups, start=1)
+        for call in group
+    ]
+    return {"samples": samples, "majority": majority}
 
 
 def _calls_fields(row: ItemResult) -> CallFields:
@@ -143,6 +167,7 @@ def _judge_fields(row: ItemResult) -> CallFields:
 
 
 def _padded(calls: tuple[CallResult, ...]) -> list[CallResult | None]:
+    calls = tuple(call for call in calls if call.sample == 0)  # the single-sample calls; `samples` holds the rest
     return [*calls, None][:2] if len(calls) < 2 else list(calls[:2])
 
 
