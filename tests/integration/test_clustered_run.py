@@ -9,8 +9,8 @@ import pytest
 
 from judgebias.core.errors import UserError
 from judgebias.engine.runner import run_experiment
-from tests.conftest import write_items
-from tests.reliability.conftest import config_of, pairs
+from tests.helpers import write_items
+from tests.reliability.helpers import config_of, pairs
 
 
 def dataset(tmp_path: Path) -> Path:

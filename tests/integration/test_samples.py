@@ -9,8 +9,8 @@ from typing import Any
 
 from judgebias.devserver.server import RunningServer
 from judgebias.engine.runner import run_experiment
-from tests.conftest import write_items
-from tests.reliability.conftest import config_of, pairs
+from tests.helpers import write_items
+from tests.reliability.helpers import config_of, pairs
 
 
 def run(tmp_path: Path, name: str, *overrides: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:

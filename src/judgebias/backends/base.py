@@ -26,8 +26,8 @@ class BatchTransport(Protocol):
     def client(self) -> Any:
         """The provider's SDK client (its Batch and Files APIs)."""
 
-    def request_body(self, messages: list[dict[str, str]]) -> dict[str, Any]:
-        """The request body one call sends, as a batch line carries it."""
+    def request_body(self, messages: list[dict[str, str]], sample: int = 0) -> dict[str, Any]:
+        """The request body one call (ask `sample` of its order) sends, as a batch line carries it."""
 
     def reply_from_json(self, body: Mapping[str, Any], request: Request) -> Reply:
         """A reply read from the response body a batch line returned."""

@@ -19,7 +19,7 @@ from typing import Any, TextIO
 from judgebias.backends import BatchGaps, Call, Judging
 from judgebias.backends.base import BatchTransport
 from judgebias.batch import files as batchfile
-from judgebias.cache import ReplyStore, sample_key
+from judgebias.cache import ReplyStore
 from judgebias.config.schema import JudgeMode, ProgressMode
 from judgebias.core.errors import BatchPending, UserError
 from judgebias.core.record import Request
@@ -32,29 +32,6 @@ class Prefilled:
     batched: set[str] = field(default_factory=set)  # cache keys answered by batch in this run (batch price)
     errors: dict[str, str] = field(default_factory=dict)  # cache key -> why the batch has no reply for it
     batches: list[dict[str, Any]] = field(default_factory=list)  # id, status, counts of each batch touched
-
-
-class Collected(Backend):
-    """A judge whose calls were filled by batch: a call the batch left unanswered fails with its reason, unsent."""
-
-    paid = True
-
-    def __init__(self, inner: Backend, errors: Mapping[str, str], missing: str) -> None:
-        self.inner = inner
-        self.errors = errors
-        self.missing = missing
-
-    def cache_request(self, messages: list[dict[str, str]]) -> dict[str, Any]:
-        return self.inner.cache_request(messages)
-
-    def complete(self, request: Request) -> Reply:
-        from judgebias.backends.openai import CallFailed
-
-        key = sample_key(self.inner.cache_request(request.messages), request.sample)
-        raise CallFailed(self.errors.get(key, self.missing))
-
-    def describe(self) -> str:
-        return self.inner.describe()
 
 
 def prefill(

@@ -743,7 +743,7 @@ def _samples(items: Sequence[ItemResult], figures: _Figures) -> dict[str, Any]:
         labels = [_majority_label([call.label for call in group]) for group in groups]
         verdict = reconcile(labels[0], labels[1] if len(labels) > 1 else None)
         if verdict != "error":
-            majority_score[i], majority_scored[i] = _SCORE[verdict], 1.0
+            majority_score[i], majority_scored[i] = WIN_SCORE[verdict], 1.0
             if len(labels) > 1:
                 two[i], agree[i] = 1.0, float(is_consistent(labels[0], labels[1]) is True)
         pairs = zip(groups[0], groups[1], strict=False) if len(groups) > 1 else ((c, None) for c in groups[0])
