@@ -29,7 +29,14 @@ from judgebias.cli.rundir import register_resolver
 from judgebias.cli.schemas import register_schemas
 from judgebias.cli.termination import Stopped, stop_on_sigterm
 from judgebias.config.schema import Config
-from judgebias.core.errors import EXIT_BATCH_PENDING, EXIT_USER_ERROR, BatchPending, SecretInConfig, UserError
+from judgebias.core.errors import (
+    EXIT_BATCH_PENDING,
+    EXIT_USER_ERROR,
+    BatchPending,
+    CacheFull,
+    SecretInConfig,
+    UserError,
+)
 from judgebias.core.redaction import REDACTED
 from judgebias.io.files import write_json
 
@@ -84,7 +91,8 @@ def job(cfg: DictConfig) -> int:
         if isinstance(error, SecretInConfig):
             scrub(out_dir, error.secret)
         print(f"judgebias: error: {error}", file=sys.stderr)
-        write_json(out_dir / "summary.json", _failure(cfg, str(error)))
+        if not (isinstance(error, CacheFull) and error.run_written):  # its summary counts every paid reply
+            write_json(out_dir / "summary.json", _failure(cfg, str(error)))
         return EXIT_USER_ERROR
     except Stopped:
         reason = "stopped by SLURM (scancel or the time limit) before it finished"

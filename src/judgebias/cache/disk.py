@@ -4,12 +4,20 @@ Keys are sha256 of canonical JSON of everything that decides a reply (endpoint, 
 settings) and nothing that does not (timeouts, retry counts) or must not be stored (the API key). Values are
 JSON text. A plain diskcache.Cache (SQLite, safe for several processes on one machine; not for NFS) with
 eviction off: the default policy culls silently past 1 GB, which would break free reruns.
+
+A full disk must not lose a paid reply: the folder keeps a reserve file (RESERVE_BYTES), made when the cache is
+opened. When a reply cannot be stored, the reserve is given up and the reply is appended to an outbox file
+beside the database instead; the caller is told (CacheFull) and stops sending. The next open with room again
+moves the outbox into the database, so a rerun pays only for calls that never got a reply.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
+import shutil
 import sqlite3
 import threading
 import time
@@ -21,10 +29,13 @@ import diskcache
 
 from judgebias.backends.pacing import Fleet
 from judgebias.config.schema import CacheMode
-from judgebias.core.errors import UserError
+from judgebias.core.errors import CacheFull, UserError
 
 MODES = tuple(CacheMode)  # use, refresh, off, only
 KEY_VERSION = 1  # bump when the meaning of a cached value changes
+RESERVE = "reserve"  # a file of RESERVE_BYTES in the cache folder, given up when the disk is full
+RESERVE_BYTES = 4 * 1024 * 1024  # room for the replies in flight (and the run's own files) once the disk is full
+OUTBOX = "outbox-"  # outbox-<pid>.jsonl: replies a full disk kept out of the database, stored by the next open
 
 # One reply, one statement: the row diskcache's own `set` writes for a str key and a short str value (raw key,
 # value inline, no expiry, no tag), inserted or replaced in a single autocommit transaction. An existing row whose
@@ -54,6 +65,33 @@ def checked_mode(mode: str) -> str:
     return mode
 
 
+def free_space(directory: Path) -> int:
+    """Bytes free on the filesystem holding `directory` (or its nearest existing parent)."""
+    for folder in (directory, *directory.parents):
+        with contextlib.suppress(OSError):
+            return shutil.disk_usage(folder).free
+    return 0
+
+
+def _written_by_another_live_process(outbox: Path) -> bool:
+    """Whether the process an outbox file is named after is another one still running."""
+    pid = outbox.stem.removeprefix(OUTBOX)
+    if not pid.isdigit() or int(pid) == os.getpid():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # alive, owned by someone else
+    return True
+
+
+def megabytes(count: float) -> str:
+    """A byte count as messages show it (e.g. '4.1 MB', '12 KB')."""
+    return f"{count / 1e6:.1f} MB" if count >= 1e6 else f"{max(count, 0) / 1e3:.0f} KB"
+
+
 def call_key(request: dict[str, Any]) -> str:
     """The cache key of one judge request (the request must already exclude credentials and timeouts)."""
     canonical = json.dumps({"v": KEY_VERSION, **request}, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
@@ -78,16 +116,78 @@ class ReplyCache:
 
     def _open(self) -> diskcache.Cache:
         if self._cache is None:
+            where = str(self.directory)
             try:
                 self.directory.mkdir(parents=True, exist_ok=True)
+                if self.mode != CacheMode.only:
+                    self._keep_reserve()
                 self._cache = diskcache.Cache(
-                    str(self.directory), eviction_policy="none", cull_limit=0, disk=TextOnlyDisk, timeout=60
+                    where, eviction_policy="none", cull_limit=0, disk=TextOnlyDisk, timeout=60
                 )
-            except OSError as error:
-                raise UserError(
-                    f"cannot open the cache at {str(self.directory)!r}: {error} (set cache.dir=...)"
-                ) from None
+            except (OSError, sqlite3.Error) as error:
+                raise UserError(self._unopenable(error)) from None
+            self._store_outbox()
         return self._cache
+
+    def _unopenable(self, error: OSError | sqlite3.Error) -> str:
+        """Why the cache folder cannot be opened, and what to do, in one line."""
+        where, free = str(self.directory), megabytes(free_space(self.directory))
+        reason = (getattr(error, "strerror", None) or str(error) or type(error).__name__).rstrip(".")
+        if "full" in reason or "No space" in reason or "I/O" in reason:
+            return f"cannot open the cache at {where!r}: {reason} ({free} free): free space there, or set cache.dir=..."
+        if isinstance(error, sqlite3.DatabaseError) and not isinstance(error, sqlite3.OperationalError):
+            return (
+                f"the cache at {where!r} holds a cache.db that is not an SQLite database judgebias can read "
+                f"({reason}): move {str(self.directory / diskcache.core.DBNAME)!r} away, or set cache.dir=..."
+            )
+        return f"cannot open the cache at {where!r}: {reason}: set cache.dir=... to a folder of your own"
+
+    def _keep_reserve(self) -> None:
+        """Make the reserve file if it is missing; a disk without room for it is refused before any call is paid."""
+        reserve = self.directory / RESERVE
+        if reserve.exists():
+            return
+        partial = reserve.with_name(f"{RESERVE}.{os.getpid()}.tmp")
+        try:
+            with open(partial, "wb") as handle:
+                handle.write(bytes(RESERVE_BYTES))
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(partial, reserve)
+        except OSError as error:
+            with contextlib.suppress(OSError):
+                partial.unlink()
+            raise CacheFull(
+                f"the cache at {str(self.directory)!r} cannot be written ({error.strerror or error}; "
+                f"{megabytes(free_space(self.directory))} free, it needs {megabytes(RESERVE_BYTES)} to start): "
+                "free space there, or set cache.dir=... to another folder"
+            ) from None
+
+    def _store_outbox(self) -> None:
+        """Move replies a full disk kept in outbox files into the database, then drop those files."""
+        if self.mode == CacheMode.off:
+            return
+        for path in sorted(self.directory.glob(f"{OUTBOX}*.jsonl")):
+            if _written_by_another_live_process(path):
+                continue  # still being appended to: the next open stores it
+            entries = []
+            for line in path.read_text(encoding="utf-8", errors="replace").split("\n"):
+                with contextlib.suppress(ValueError):
+                    entry = json.loads(line)
+                    if (
+                        isinstance(entry, dict)
+                        and isinstance(entry.get("key"), str)
+                        and isinstance(entry.get("value"), dict)
+                    ):
+                        entries.append((entry["key"], entry["value"]))
+            try:
+                self.put_many(entries)
+            except (OSError, sqlite3.Error) as error:
+                raise CacheFull(
+                    f"the cache at {str(self.directory)!r} is still full ({error}; "
+                    f"{megabytes(free_space(self.directory))} free): free space there, then rerun"
+                ) from None
+            path.unlink()
 
     def get(self, key: str) -> dict[str, Any] | None:
         """The cached reply, or None on a miss (always a miss in modes refresh and off)."""
@@ -141,6 +241,30 @@ class ReplyCache:
             return
         text = json.dumps(value, ensure_ascii=False)
         cache = self._open()
+        try:
+            self._write(cache, key, text)
+        except (OSError, sqlite3.Error) as error:
+            raise self._keep_in_outbox(key, text, error) from None
+
+    def _keep_in_outbox(self, key: str, text: str, error: BaseException) -> CacheFull:
+        """The reply the database refused, appended to this process's outbox after the reserve is given up."""
+        with contextlib.suppress(OSError):
+            (self.directory / RESERVE).unlink()
+        outbox = self.directory / f"{OUTBOX}{os.getpid()}.jsonl"
+        line = json.dumps({"key": key, "value": json.loads(text)}, ensure_ascii=False) + "\n"
+        try:
+            with open(outbox, "a", encoding="utf-8") as handle:
+                handle.write(line)
+                handle.flush()
+                os.fsync(handle.fileno())
+            kept = True
+        except OSError:
+            kept = False
+        reason = getattr(error, "strerror", None) or str(error) or type(error).__name__
+        return CacheFull(f"the cache at {str(self.directory)!r} cannot store replies ({reason})", kept=kept)
+
+    def _write(self, cache: diskcache.Cache, key: str, text: str) -> None:
+        """One reply into the database, committed before this returns."""
         # One writer at a time within the process: threads queue on this lock instead of in SQLite's busy
         # handler, whose sleeps (1 ms, 2 ms, 5 ms, ...) cost more than the writes at high concurrency.
         with self._lock:

@@ -25,5 +25,18 @@ class FatalJudgeError(UserError):
     """A permanent error from the judge endpoint (bad key, unknown model, quota): retrying cannot help."""
 
 
+class CacheFull(UserError):
+    """The cache could not store a paid reply (disk full, read-only, I/O error): the run sends nothing more.
+
+    `kept` says whether the reply that failed was saved in the cache folder's outbox (stored by the next run).
+    `run_written` is set once the run's files (summary with every paid reply counted) are written.
+    """
+
+    def __init__(self, message: str, *, kept: bool = True) -> None:
+        super().__init__(message)
+        self.kept = kept
+        self.run_written = False
+
+
 class CacheUnavailable(UserError):
     """The shared cache (Redis) cannot be reached or was lost; the message names its host:port, never the URL."""

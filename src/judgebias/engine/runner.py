@@ -25,9 +25,10 @@ from judgebias.backends.openai import CallFailed
 from judgebias.batch.prefill import prefill
 from judgebias.cache import ReplyStore, open_cache, sample_key
 from judgebias.cache.bundle import KeyLog
+from judgebias.cache.disk import RESERVE_BYTES, free_space, megabytes
 from judgebias.config.checks import check_settings
 from judgebias.config.schema import CacheMode, Config, LabelStyle, judges_of
-from judgebias.core.errors import CacheUnavailable, FatalJudgeError, UserError
+from judgebias.core.errors import CacheFull, CacheUnavailable, FatalJudgeError, UserError
 from judgebias.core.item import Item
 from judgebias.core.prompt import render_messages, shown
 from judgebias.core.reading import read_reply
@@ -53,6 +54,62 @@ class Pending:
     cached: bool = False  # answered without a request of its own
     error: str | None = None
     batched: bool = False  # answered by a batch collected in this run
+
+
+BYTES_PER_REPLY = 8192  # what one stored reply costs the disk at most for short replies (a WAL frame, a page)
+
+
+class FullCache:
+    """The first reply the cache could not store: from then on no new call is sent (a full disk stops the spending).
+
+    Calls already sent still land: their replies are used, counted, and kept in the cache folder's outbox.
+    """
+
+    def __init__(self) -> None:
+        self.error: CacheFull | None = None
+        self.lost = 0  # paid replies neither stored nor kept in the outbox
+        self.unsent = 0  # calls not sent because the cache was full
+        self._lock = threading.Lock()
+
+    @property
+    def full(self) -> bool:
+        """Whether a reply could not be stored in this run."""
+        return self.error is not None
+
+    def record(self, error: CacheFull) -> None:
+        """A reply the cache refused: stop sending; count it if it could not even be kept in the outbox."""
+        with self._lock:
+            self.error = self.error or error
+            self.lost += not error.kept
+
+    def not_sent(self) -> str:
+        """Count a call left unsent; the reason its verdicts.jsonl line gives."""
+        with self._lock:
+            self.unsent += 1
+        return "not sent: the cache is full (sending stopped at the first reply it could not store)"
+
+    def ending(self, directory: Path, received: int) -> CacheFull:
+        """The one line a run that filled its cache ends with (its files are written by then)."""
+        assert self.error is not None
+        needed = RESERVE_BYTES + self.unsent * BYTES_PER_REPLY
+        lost = (
+            f"; {self.lost} of them could not be kept at all (their verdicts are in verdicts.jsonl; a rerun pays "
+            "for them again)"
+            if self.lost
+            else ""
+        )
+        ended = CacheFull(
+            f"{self.error}: sending stopped there, {self.unsent} calls were not sent. Make at least "
+            f"{megabytes(needed)} free there ({megabytes(free_space(directory))} now) or set "
+            f"cache.dir=..., then rerun the same command: it sends only those {self.unsent} calls. The "
+            f"{received} replies received are counted in summary.json and kept in the cache folder{lost}"
+        )
+        ended.run_written = True
+        return ended
+
+
+class NotSent(Exception):
+    """A call the run did not send because the cache could not store replies any more."""
 
 
 def prepare_items(config: Config) -> list[Item]:
@@ -110,7 +167,10 @@ def run_experiment(config: Config, out_dir: Path, *, echo: Callable[[str], None]
         )
         if prefilled.batched and cache.mode == CacheMode.refresh:
             cache.mode = CacheMode.use  # the batch refreshed every call: the rest of the run reads its replies
-        per_judge, combined, failures = _judge_all(config, judgings, items, cache, out_dir, used, prefilled.batched)
+        full = FullCache()
+        per_judge, combined, failures = _judge_all(
+            config, judgings, items, cache, out_dir, used, full, prefilled.batched
+        )
         elapsed = time.monotonic() - started
         used.finish(_paid_judges(judgings))
     except CacheUnavailable as error:
@@ -121,6 +181,8 @@ def run_experiment(config: Config, out_dir: Path, *, echo: Callable[[str], None]
     finally:
         cache.close()
         used.abandon()  # a run that stopped early leaves no half-written key list
+    if full.full:
+        notes.append(f"the cache filled up: {full.unsent} calls were not sent; rerun after freeing space")
     summary = build_summary(
         config,
         per_judge,
@@ -135,6 +197,8 @@ def run_experiment(config: Config, out_dir: Path, *, echo: Callable[[str], None]
     )
     output.write_run(out_dir, config, summary, ratings_for(combined, config, clustering))
     echo(output.format_summary(summary))
+    if full.full:
+        raise full.ending(cache.directory, int(summary.get("calls_live") or 0))
     return summary
 
 
@@ -175,6 +239,7 @@ def _judge_all(
     cache: ReplyStore,
     out_dir: Path,
     used: KeyLog,
+    full: FullCache,
     batched: AbstractSet[str] = frozenset(),
 ) -> tuple[dict[str, list[ItemResult]], list[ItemResult], int]:
     """Run every call, finalise items in order as their calls complete, stream verdicts to disk.
@@ -203,7 +268,7 @@ def _judge_all(
                 current, calls = item, []
                 while slots and (len(slots) >= window or _done(slots[0][1])):
                     failures += _finalise(config, *slots.popleft(), per_judge, combined, writer, progress)
-            pending = _start(judging, request, key, hit, cache, inflight, executor, stopping, batched, reask)
+            pending = _start(judging, request, key, hit, cache, inflight, executor, stopping, full, batched, reask)
             calls.append((judging, request, pending))
         if current is not None:
             slots.append((current, calls))
@@ -262,6 +327,7 @@ def _start(
     inflight: dict[str, Pending],
     executor: ThreadPoolExecutor,
     stopping: threading.Event,
+    full: FullCache,
     batched: AbstractSet[str],
     reask: AbstractSet[str] = frozenset(),
 ) -> Pending:
@@ -295,8 +361,10 @@ def _start(
             f"cache.mode=only: no cached reply for item {request.item.id!r} (order {request.view.order}) "
             f"of judge {judging.name!r}; nothing was sent. Run once with cache.mode=use to fill the cache"
         )
+    if full.full:
+        return Pending(error=full.not_sent())
     judging.check_key_once()  # before the first call of this judge can be sent
-    pending = Pending(future=executor.submit(_live_call, backend, request, key, cache, stopping))
+    pending = Pending(future=executor.submit(_live_call, backend, request, key, cache, stopping, full))
     inflight[key] = pending
     return pending
 
@@ -324,12 +392,13 @@ class RunStopped(Exception):
 
 
 def _live_call(
-    backend: Backend, request: Request, key: str, cache: ReplyStore, stopping: threading.Event
+    backend: Backend, request: Request, key: str, cache: ReplyStore, stopping: threading.Event, full: FullCache
 ) -> tuple[Reply, bool]:
     """One paid call, stored the moment it arrives; (reply, True) when another process sharing the cache sent it.
 
     A call is sent only under its lease: if another process holds it, wait for that reply instead of paying
-    again; if that process dies or its call fails, the lease goes and this one takes it.
+    again; if that process dies or its call fails, the lease goes and this one takes it. A reply the cache
+    cannot store is still returned (paid, so used and counted) and stops the sending of later calls.
     """
     while not cache.claim(key):
         found = cache.wait_for(key, LEASE_WAIT)
@@ -338,8 +407,13 @@ def _live_call(
         if stopping.is_set():
             raise RunStopped("the run stopped while another process was sending this call")
     try:
+        if full.full:
+            raise NotSent(full.not_sent())
         reply = backend.complete(request)
-        cache.put(key, reply.to_json())
+        try:
+            cache.put(key, reply.to_json())
+        except CacheFull as error:
+            full.record(error)
     finally:
         cache.release(key)
     return reply, False
