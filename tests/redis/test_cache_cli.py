@@ -13,18 +13,15 @@ pytestmark = pytest.mark.redis
 
 
 def fill(directory: Path, n: int) -> dict[str, dict[str, object]]:
-    """A disk cache of n replies; returns them by key."""
+    """A disk cache of n replies, each with its request (as runs store them); returns them by key."""
     cache = ReplyCache(str(directory), "use")
-    replies = {
-        call_key(
-            {"endpoint": "http://127.0.0.1:9/v1", "model": "m", "messages": [{"role": "user", "content": str(i)}]}
-        ): {
-            "text": "A",
-            "prompt_tokens": i,
-            "completion_tokens": 1,
-            "model": "m",
-        }
+    requests = [
+        {"endpoint": "http://127.0.0.1:9/v1", "model": "m", "messages": [{"role": "user", "content": str(i)}]}
         for i in range(n)
+    ]
+    replies: dict[str, dict[str, object]] = {
+        call_key(request): {"text": "A", "prompt_tokens": i, "completion_tokens": 1, "model": "m", "request": request}
+        for i, request in enumerate(requests)
     }
     for key, value in replies.items():
         cache.put(key, value)
@@ -49,7 +46,8 @@ def test_disk_to_redis_to_disk_keeps_every_reply(redis_server: RedisServer, tmp_
     )
     assert steps[2].stdout.startswith(f"Redis at {redis_server.where}: 25 replies, ")
     assert (tmp_path / "a.gz").read_bytes() == (tmp_path / "b.gz").read_bytes()
-    assert replies == dict(ReplyCache(str(tmp_path / "copy"), "use").entries())
+    copied = ReplyCache(str(tmp_path / "copy"), "use").entries()
+    assert replies == {key: {k: v for k, v in value.items() if k != "bundle"} for key, value in copied}
     assert all(redis_server.password not in step.stdout + step.stderr for step in steps)
 
 

@@ -48,6 +48,10 @@ class Backend(ABC):
         """Everything that decides the reply (the cache key's input), never credentials; paid backends only."""
         raise NotImplementedError(f"{type(self).__name__} is a free backend: its replies are not cached")
 
+    def stored(self, reply: Reply, messages: list[dict[str, str]]) -> dict[str, Any]:
+        """A reply as the cache keeps it: its fields, and the request its key was computed from (for bundles)."""
+        return reply.to_json() | {"request": self.cache_request(messages)}
+
     def check_key(self) -> None:
         """Raise a UserError before any call when the credentials are missing (free backends need none)."""
         return None

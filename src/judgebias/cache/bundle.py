@@ -2,11 +2,17 @@
 
 A bundle is gzip-compressed JSON lines: a manifest first (format, judgebias version, entry count, a sha256 of
 the entry lines, the judges' endpoints and models, the models the servers reported), then one
-`{"key": ..., "value": ...}` line per reply, sorted by key. The same replies always give the same bytes
+`{"key": ..., "request": ..., "value": ...}` line per reply, sorted by key: the request is what the key was
+computed from (never a credential), so import recomputes every key. The same replies always give the same bytes
 (no timestamps, gzip mtime 0), so a published bundle can be checked by its hash.
 
+What a bundle proves: which replies a run used, filed under the requests that asked for them. What it cannot
+prove: that a provider sent them; anyone can write a well-formed bundle. So replies imported from a bundle are
+marked in the cache, and a run that uses them says so (summary.json, provenance.json, the printed summary).
+
 A run's keys come from the `cache_keys.json` the runner writes into its run folder; a sweep folder holds one
-per job. Importing checks every entry (and the whole file against the manifest) before writing anything.
+per job. Importing reads the file as a stream (bounded per line and in total), checks every entry (and the
+whole file against the manifest) before writing anything.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import hashlib
 import json
 import os
 import re
+import zlib
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -23,14 +30,18 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
+from judgebias.cache.disk import call_key
 from judgebias.core.errors import UserError
+from judgebias.core.record import reply_problem
 from judgebias.io.versions import installed_versions
 
 FORMAT = "judgebias-bundle"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: every entry carries its request
 RUN_KEYS = "cache_keys.json"  # written by the runner into every run folder
 KEY = re.compile(r"[0-9a-f]{64}")
-REPLY_FIELDS = {"text": (str, type(None)), "prompt_tokens": (int,), "completion_tokens": (int,)}
+MAX_LINE_BYTES = 80 * 1024 * 1024  # one entry: a reply of up to 16 M characters and its request
+MAX_BUNDLE_BYTES = 8 * 1024**3  # the whole file, decompressed
+IMPORT_CHUNK = 500  # entries looked up and stored together on import
 
 
 class Store(Protocol):
@@ -156,9 +167,9 @@ def read_run_keys(run_dir: Path) -> RunKeys:
 
 
 def _entry_line(key: str, value: dict[str, Any]) -> bytes:
-    return json.dumps({"key": key, "value": value}, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode(
-        "utf-8"
-    )
+    reply = {name: field for name, field in value.items() if name not in ("request", "bundle")}
+    entry = {"key": key, "request": value["request"], "value": reply}
+    return json.dumps(entry, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
 
 
 def export_bundle(store: Store, path: Path, run: RunKeys | None = None) -> dict[str, Any]:
@@ -176,6 +187,13 @@ def export_bundle(store: Store, path: Path, run: RunKeys | None = None) -> dict[
             )
         entries = [(key, found[key]) for key in run.keys]
     entries.sort(key=lambda entry: entry[0])
+    unproven = [key for key, value in entries if not isinstance(value.get("request"), dict)]
+    if unproven:
+        raise UserError(
+            f"{len(unproven)} of the {len(entries)} replies were stored without their request (by a judgebias "
+            f"before bundles carried requests; first key {unproven[0]}): a bundle could not prove their keys. Export "
+            "a run made since (--run), or rerun with cache.mode=refresh to store them again"
+        )
     lines = [_entry_line(key, value) for key, value in entries]
     digest = hashlib.sha256()
     for line in lines:
@@ -204,63 +222,151 @@ def export_bundle(store: Store, path: Path, run: RunKeys | None = None) -> dict[
     return manifest
 
 
-def read_bundle(path: Path) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]]:
-    """The manifest and entries of a bundle, every entry checked; a UserError names the first bad line."""
+@dataclass(frozen=True)
+class Checked:
+    """A bundle that passed every check: its manifest, entry count, and the sha256 of the file as it is."""
+
+    manifest: dict[str, Any]
+    entries: int
+    file_sha256: str
+
+
+def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    """The decompressed lines of a bundle, numbered from 1, read as a stream within MAX_LINE_BYTES/MAX_BUNDLE_BYTES."""
+    total = 0
     try:
         with gzip.open(path, "rb") as stream:
-            raw_lines = stream.read().splitlines()
+            number = 0
+            while line := stream.readline(MAX_LINE_BYTES + 1):
+                number += 1
+                total += len(line)
+                if len(line) > MAX_LINE_BYTES:
+                    raise UserError(f"{path}:{number}: a line longer than {MAX_LINE_BYTES} bytes: not a bundle entry")
+                if total > MAX_BUNDLE_BYTES:
+                    raise UserError(f"{path}: more than {MAX_BUNDLE_BYTES} bytes decompressed: refused")
+                yield number, line.rstrip(b"\n")
     except FileNotFoundError:
         raise UserError(f"{path}: no such bundle file") from None
-    except (OSError, EOFError) as error:
+    except (OSError, EOFError, zlib.error) as error:
         raise UserError(f"{path}: not a judgebias bundle (not a complete gzip file: {error})") from None
-    if not raw_lines:
-        raise UserError(f"{path}: empty bundle (no manifest)")
+
+
+def _manifest(path: Path, number: int, line: bytes) -> dict[str, Any]:
     try:
-        manifest = json.loads(raw_lines[0])
+        manifest = json.loads(line)
     except ValueError:
         manifest = None
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+    if number != 1 or not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise UserError(f"{path}:1: not a judgebias bundle manifest (expected format {FORMAT!r})")
     if manifest.get("format_version") != FORMAT_VERSION:
         raise UserError(
-            f"{path}:1: bundle format_version {manifest.get('format_version')!r} is not {FORMAT_VERSION}: "
-            "import it with the judgebias version named in its manifest"
+            f"{path}:1: bundle format_version {manifest.get('format_version')!r} is not {FORMAT_VERSION} (version 1 "
+            "bundles carry no requests, so their keys cannot be checked): export it again with this judgebias"
         )
-    entries: list[tuple[str, dict[str, Any]]] = []
+    return manifest
+
+
+def _opened(path: Path) -> tuple[dict[str, Any], Iterator[tuple[str, dict[str, Any], dict[str, Any]]]]:
+    """The manifest, and (key, request, value) per entry, each checked as it is read, keys strictly increasing."""
+    lines = _lines(path)
+    first = next(lines, None)
+    if first is None:
+        raise UserError(f"{path}: empty bundle (no manifest)")
+    return _manifest(path, *first), _checked_entries(path, lines)
+
+
+def _checked_entries(
+    path: Path, lines: Iterator[tuple[int, bytes]]
+) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
+    previous = ""
+    for number, line in lines:
+        key, request, value = _checked_entry(path, number, line)
+        if key <= previous:
+            raise UserError(
+                f"{path}:{number}: key {key} {'repeats' if key == previous else 'is out of order'} (a bundle holds "
+                "each key once, sorted): refused"
+            )
+        previous = key
+        yield key, request, value
+
+
+def read_bundle(path: Path) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]]:
+    """The manifest and entries (value with its request) of a bundle, every entry checked."""
+    checked = check_bundle(path)
+    _, entries = _opened(path)
+    return checked.manifest, [(key, {**value, "request": request}) for key, request, value in entries]
+
+
+def check_bundle(path: Path) -> Checked:
+    """Check a whole bundle without keeping it in memory; a UserError names the first bad line."""
     digest = hashlib.sha256()
-    for number, line in enumerate(raw_lines[1:], start=2):
-        digest.update(line + b"\n")
-        entries.append(_checked_entry(path, number, line))
-    if manifest.get("entries") != len(entries):
-        raise UserError(f"{path}: the manifest counts {manifest.get('entries')} entries, the file holds {len(entries)}")
+    manifest, entries = _opened(path)
+    count = 0
+    for key, request, value in entries:
+        digest.update(_entry_line(key, {**value, "request": request}) + b"\n")
+        count += 1
+    if manifest.get("entries") != count:
+        raise UserError(f"{path}: the manifest counts {manifest.get('entries')} entries, the file holds {count}")
     if manifest.get("sha256") != digest.hexdigest():
         raise UserError(f"{path}: the entries do not match the manifest's sha256 (the file was altered or cut)")
-    return manifest, entries
+    return Checked(manifest, count, file_sha256(path))
 
 
-def _checked_entry(path: Path, number: int, line: bytes) -> tuple[str, dict[str, Any]]:
-    """One entry line as (key, value), or a UserError naming the line and what is wrong."""
+def file_sha256(path: Path) -> str:
+    """The sha256 of the file's bytes (what a reader can check, unlike the manifest's own claim)."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(1024 * 1024):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _checked_entry(path: Path, number: int, line: bytes) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    """One entry line as (key, request, value), or a UserError naming the line and what is wrong."""
     try:
-        entry = json.loads(line)
-    except ValueError:
+        entry = json.loads(line, parse_constant=_refuse_constant)
+    except (ValueError, RecursionError):
         raise UserError(f"{path}:{number}: not valid JSON") from None
-    if not isinstance(entry, dict) or set(entry) != {"key", "value"}:
-        raise UserError(f"{path}:{number}: an entry is an object with exactly `key` and `value`")
-    key, value = entry["key"], entry["value"]
+    if not isinstance(entry, dict) or set(entry) != {"key", "request", "value"}:
+        raise UserError(f"{path}:{number}: an entry is an object with exactly `key`, `request` and `value`")
+    key, request, value = entry["key"], entry["request"], entry["value"]
     if not isinstance(key, str) or not KEY.fullmatch(key):
         raise UserError(f"{path}:{number}: key {str(key)[:80]!r} is not a judgebias cache key (64 hex digits)")
+    if not isinstance(request, dict) or call_key(request) != key:
+        raise UserError(f"{path}:{number}: key {key} is not the key of the request beside it (forged or altered)")
     if not isinstance(value, dict):
         raise UserError(f"{path}:{number}: value is not a reply object")
-    for field, types in REPLY_FIELDS.items():
-        if field not in value or not isinstance(value[field], types) or isinstance(value[field], bool):
-            raise UserError(f"{path}:{number}: reply field {field!r} is missing or of the wrong type")
-    return key, value
+    problem = reply_problem(value) or ("bundle" in value and "reply field 'bundle' is set by import, not by bundles")
+    if problem:
+        raise UserError(f"{path}:{number}: {problem}")
+    return key, request, value
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
 
 
 def import_bundle(store: Store, path: Path) -> tuple[dict[str, Any], int, int]:
-    """Load a bundle into `store` (checked in full first); returns the manifest, replies added, replies present."""
-    manifest, entries = read_bundle(path)
-    present = store.get_many([key for key, _ in entries])
-    new = [(key, value) for key, value in entries if key not in present]
-    store.put_many(new)
-    return manifest, len(new), len(entries) - len(new)
+    """Load a bundle into `store` (checked in full first); returns the manifest, replies added, replies present.
+
+    Every stored reply is marked with the bundle it came from (file name, the file's sha256, the manifest's
+    judges), so a run that uses it can say so; a reply already in the cache is kept as it is.
+    """
+    checked = check_bundle(path)
+    origin = {"file": path.name, "sha256": checked.file_sha256, "judges": checked.manifest.get("judges") or []}
+    added = 0
+    chunk: list[tuple[str, dict[str, Any]]] = []
+
+    def store_chunk() -> int:
+        present = store.get_many([key for key, _ in chunk])
+        new = [(key, value) for key, value in chunk if key not in present]
+        store.put_many(new)
+        chunk.clear()
+        return len(new)
+
+    for key, request, value in _opened(path)[1]:
+        chunk.append((key, {**value, "request": request, "bundle": origin}))
+        if len(chunk) >= IMPORT_CHUNK:
+            added += store_chunk()
+    added += store_chunk()
+    return checked.manifest, added, checked.entries - added

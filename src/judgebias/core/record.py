@@ -6,7 +6,10 @@ Pure data. Backends answer Requests, the runner builds results, metrics read the
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
+import types
+import typing
+from dataclasses import dataclass, field, fields
 from typing import Any, TypedDict
 
 from judgebias.core.item import Item
@@ -114,6 +117,77 @@ REPLY_OPTIONAL_FIELDS: tuple[str, ...] = (
     "fallbacks",
     "gateway_retries",
 )
+
+
+# What a stored reply's values may be, unless a field of Reply says otherwise in its metadata ({"range": (lo, hi)}):
+# ints are counts, floats probabilities, text at most MAX_REPLY_TEXT characters.
+COUNT_RANGE = (0, 10**9)
+PROBABILITY_RANGE = (0.0, 1.0)
+MAX_REPLY_TEXT = 16 * 1024 * 1024
+REPLY_EXTRAS = frozenset({"request", "bundle"})  # stored beside the reply: what its key came from, where it came from
+
+
+def reply_problem(value: dict[str, Any]) -> str | None:
+    """Why `value` is not a stored Reply (unknown field, wrong type, out of bounds), or None when it is one.
+
+    Derived from Reply's own fields and annotations, so a field added to Reply is checked without another edit.
+    """
+    declared = {spec.name: spec for spec in fields(Reply)}
+    hints = typing.get_type_hints(Reply)
+    for name in value:
+        if name not in declared and name not in REPLY_EXTRAS:
+            return f"unknown reply field {name!r}"
+    for name, spec in declared.items():
+        if name not in value:
+            if spec.default is spec.default_factory:  # dataclasses.MISSING for both: a required field
+                return f"reply field {name!r} is missing"
+            continue
+        problem = _type_problem(value[name], hints[name], spec.metadata.get("range"))
+        if problem:
+            return f"reply field {name!r} {problem}"
+    return None
+
+
+def _type_problem(value: Any, hint: Any, bounds: tuple[float, float] | None) -> str | None:
+    """Why `value` does not fit the annotation `hint` (str, int, float, None, unions, dict[K, V], list[T])."""
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        options = typing.get_args(hint)
+        problems = [_type_problem(value, option, bounds) for option in options]
+        return None if None in problems else next(p for p in problems if p)
+    if hint is type(None):
+        return None if value is None else "is not null"
+    if origin is dict:
+        key_hint, value_hint = typing.get_args(hint)
+        if not isinstance(value, dict):
+            return "is not an object"
+        for inner_key, inner in value.items():
+            problem = _type_problem(inner_key, key_hint, None) or _type_problem(inner, value_hint, bounds)
+            if problem:
+                return f"[{str(inner_key)[:40]!r}] {problem}"
+        return None
+    if origin in (list, tuple):
+        (item_hint, *_) = typing.get_args(hint)
+        if not isinstance(value, list):
+            return "is not a list"
+        return next((p for p in (_type_problem(inner, item_hint, bounds) for inner in value) if p), None)
+    if hint is str:
+        if not isinstance(value, str):
+            return "is not text"
+        return None if len(value) <= MAX_REPLY_TEXT else f"is longer than {MAX_REPLY_TEXT} characters"
+    if hint is bool:
+        return None if isinstance(value, bool) else "is not true or false"
+    if hint is int:
+        low, high = bounds or COUNT_RANGE
+        if not isinstance(value, int) or isinstance(value, bool):
+            return "is not an integer"
+        return None if low <= value <= high else f"{value} is outside [{low}, {high}]"
+    if hint is float:
+        low, high = bounds or PROBABILITY_RANGE
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            return "is not a number"
+        return None if math.isfinite(value) and low <= value <= high else f"{value} is outside [{low}, {high}]"
+    return f"has a type ({hint}) the reply check does not know"
 
 
 @dataclass(frozen=True, slots=True)
@@ -437,3 +511,5 @@ class Summary(TypedDict, total=False):
     timeouts: int  # of those, retried after a client-side timeout: possibly billed twice
     judging_seconds: float
     notes: list[str]
+    imported_replies: dict[str, Any]  # replies this run read from imported bundles: count, and each bundle's
+    # file, sha256 (of the file) and manifest judges. Absent when every reply was received by a run.

@@ -24,7 +24,7 @@ from judgebias.backends.base import Backend
 from judgebias.backends.openai import CallFailed
 from judgebias.batch.prefill import prefill
 from judgebias.cache import ReplyStore, open_cache, sample_key
-from judgebias.cache.bundle import KeyLog
+from judgebias.cache.bundle import KeyLog, public_endpoint
 from judgebias.cache.disk import RESERVE_BYTES, free_space, megabytes
 from judgebias.config.checks import check_settings
 from judgebias.config.schema import CacheMode, Config, LabelStyle, judges_of
@@ -108,6 +108,38 @@ class FullCache:
         return ended
 
 
+class ImportedReplies:
+    """The replies of this run that came from imported bundles (marked by import), and which bundles."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.bundles: dict[str, dict[str, Any]] = {}  # by the file's sha256
+
+    def add(self, hit: dict[str, Any]) -> None:
+        """Count a cached reply if a bundle brought it."""
+        origin = hit.get("bundle")
+        if isinstance(origin, dict):
+            self.count += 1
+            self.bundles.setdefault(str(origin.get("sha256")), origin)
+
+    def record(self) -> dict[str, Any]:
+        """summary.json's `imported_replies`."""
+        return {"replies": self.count, "bundles": list(self.bundles.values())}
+
+    def mismatches(self, judges: dict[str, dict[str, Any]]) -> list[str]:
+        """One warning per bundle whose manifest names judges (endpoint, model) this run's config does not."""
+        ours = {(public_endpoint(judge.get("endpoint")), judge.get("model")) for judge in judges.values()}
+        warnings = []
+        for origin in self.bundles.values():
+            theirs = {(j.get("endpoint"), j.get("model")) for j in origin.get("judges") or [] if isinstance(j, dict)}
+            if theirs != ours:
+                warnings.append(
+                    f"warning: bundle {origin.get('file')} says its replies came from "
+                    f"{sorted(map(str, theirs)) or 'no judge named'}, this run's judges are {sorted(map(str, ours))}"
+                )
+        return warnings
+
+
 class NotSent(Exception):
     """A call the run did not send because the cache could not store replies any more."""
 
@@ -167,9 +199,9 @@ def run_experiment(config: Config, out_dir: Path, *, echo: Callable[[str], None]
         )
         if prefilled.batched and cache.mode == CacheMode.refresh:
             cache.mode = CacheMode.use  # the batch refreshed every call: the rest of the run reads its replies
-        full = FullCache()
+        full, imported = FullCache(), ImportedReplies()
         per_judge, combined, failures = _judge_all(
-            config, judgings, items, cache, out_dir, used, full, prefilled.batched
+            config, judgings, items, cache, out_dir, used, full, imported, prefilled.batched
         )
         elapsed = time.monotonic() - started
         used.finish(_paid_judges(judgings))
@@ -195,6 +227,10 @@ def run_experiment(config: Config, out_dir: Path, *, echo: Callable[[str], None]
         timeouts=sum(judging.backend.timeouts for judging in judgings),
         clustering=clustering,
     )
+    if imported.count:
+        summary["imported_replies"] = imported.record()
+        for warning in imported.mismatches(_paid_judges(judgings)):
+            echo(warning)
     output.write_run(out_dir, config, summary, ratings_for(combined, config, clustering))
     echo(output.format_summary(summary))
     if full.full:
@@ -240,6 +276,7 @@ def _judge_all(
     out_dir: Path,
     used: KeyLog,
     full: FullCache,
+    imported: ImportedReplies,
     batched: AbstractSet[str] = frozenset(),
 ) -> tuple[dict[str, list[ItemResult]], list[ItemResult], int]:
     """Run every call, finalise items in order as their calls complete, stream verdicts to disk.
@@ -268,6 +305,8 @@ def _judge_all(
                 current, calls = item, []
                 while slots and (len(slots) >= window or _done(slots[0][1])):
                     failures += _finalise(config, *slots.popleft(), per_judge, combined, writer, progress)
+            if hit is not None:
+                imported.add(hit)
             pending = _start(judging, request, key, hit, cache, inflight, executor, stopping, full, batched, reask)
             calls.append((judging, request, pending))
         if current is not None:
@@ -411,7 +450,7 @@ def _live_call(
             raise NotSent(full.not_sent())
         reply = backend.complete(request)
         try:
-            cache.put(key, reply.to_json())
+            cache.put(key, backend.stored(reply, request.messages))
         except CacheFull as error:
             full.record(error)
     finally:

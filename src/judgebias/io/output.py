@@ -207,6 +207,7 @@ def provenance(config: Config, summary: Summary) -> dict[str, Any]:
         "config": dataclasses.asdict(config),  # the typed, resolved Config: as OmegaConf.to_container gives it
         "config_hash": config_hash(config),
         "models_reported": summary.get("models_reported", []),
+        "imported_replies": summary.get("imported_replies"),  # None: no reply came from a bundle
         "python": platform.python_version(),
         "packages": versions,
         "git_revision": git_revision(Path(__file__).resolve().parent),
@@ -371,6 +372,10 @@ def format_summary(summary: Summary) -> str:
     for note in s.get("notes", []):
         if note != s.get("unreadable_note"):  # said under the first line already
             lines.append(f"  note: {note}")
+    imported = s.get("imported_replies")
+    if imported:
+        bundles = ", ".join(f"{b['file']} (sha256 {b['sha256'][:12]})" for b in imported["bundles"])
+        lines.append(f"  IMPORTED: {imported['replies']} replies came from bundles, not from a judge: {bundles}")
     if s.get("agreement_warning"):
         lines.append(f"  WARNING: {s.get('agreement_message')}")
     elif s.get("agreement_message"):
