@@ -20,8 +20,8 @@ from judgebias.cache.bundle import MAX_LINE_BYTES, export_bundle, import_bundle,
 from judgebias.core.errors import UserError
 from judgebias.devserver.server import RunningServer
 from judgebias.engine.runner import run_experiment
-from tests.conftest import write_items
-from tests.reliability.conftest import KEY, config_of, local, pairs, run_here
+from tests.helpers import write_items
+from tests.reliability.helpers import KEY, config_of, local, pairs, run_here
 
 pytestmark = pytest.mark.reliability
 

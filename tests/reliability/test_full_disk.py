@@ -17,8 +17,8 @@ from judgebias.cache import ReplyCache
 from judgebias.cache.disk import RESERVE_BYTES
 from judgebias.core.errors import CacheFull, UserError
 from judgebias.devserver.server import RunningServer
-from tests.conftest import write_items
-from tests.reliability.conftest import KEY, local, pairs, run_here
+from tests.helpers import write_items
+from tests.reliability.helpers import KEY, local, pairs, run_here
 
 pytestmark = pytest.mark.reliability
 

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from judgebias.backends.pacing import Fleet
 from judgebias.core.item import Item
-from judgebias.core.record import Reply, Request
+from judgebias.core.record import Reply, Request, key_input
 
 FleetSource = Callable[[str, float | None, float | None], Fleet | None]  # (scope, rpm, tpm) -> shared quota
 
@@ -48,9 +48,9 @@ class Backend(ABC):
         """Everything that decides the reply (the cache key's input), never credentials; paid backends only."""
         raise NotImplementedError(f"{type(self).__name__} is a free backend: its replies are not cached")
 
-    def stored(self, reply: Reply, messages: list[dict[str, str]]) -> dict[str, Any]:
-        """A reply as the cache keeps it: its fields, and the request its key was computed from (for bundles)."""
-        return reply.to_json() | {"request": self.cache_request(messages)}
+    def stored(self, reply: Reply, request: Request) -> dict[str, Any]:
+        """A reply as the cache keeps it: its fields, and what its key was computed from (for bundles)."""
+        return reply.to_json() | {"request": key_input(self.cache_request(request.messages), request.sample)}
 
     def check_key(self) -> None:
         """Raise a UserError before any call when the credentials are missing (free backends need none)."""

@@ -128,7 +128,7 @@ def _batch(
         backend.endpoint,
         Ledger(cache.directory / "batches"),
         cache.put,
-        lambda body, key: backend.stored(backend.reply_from_json(body, misses[key]), misses[key].messages),
+        lambda body, key: judging.backend.stored(backend.reply_from_json(body, misses[key]), misses[key]),
         batch_size=judging.config.batch_size,
         poll_seconds=judging.config.batch_poll_seconds,
         show=show,
@@ -190,7 +190,7 @@ def _import(
         if key not in misses:
             continue  # already in the cache
         if line.body is not None:
-            cache.put(key, backend.stored(backend.reply_from_json(line.body, misses[key]), misses[key].messages))
+            cache.put(key, judging.backend.stored(backend.reply_from_json(line.body, misses[key]), misses[key]))
             result.batched.add(key)
             result.errors.pop(key, None)
         else:

@@ -30,6 +30,7 @@ import diskcache
 from judgebias.backends.pacing import Fleet
 from judgebias.config.schema import CacheMode
 from judgebias.core.errors import CacheFull, UserError
+from judgebias.core.record import key_input
 
 MODES = tuple(CacheMode)  # use, refresh, off, only
 KEY_VERSION = 1  # bump when the meaning of a cached value changes
@@ -99,9 +100,8 @@ def call_key(request: dict[str, Any]) -> str:
 
 
 def sample_key(request: dict[str, Any], sample: int) -> str:
-    """The cache key of one ask of judge.samples: the sample index enters only from the second ask on, so the
-    single-sample key (and every cache filled before samples existed) stays what it was."""
-    return call_key(request if sample == 0 else {**request, "sample": sample})
+    """The cache key of one ask of judge.samples (see record.key_input: ask 0 keeps the single-sample key)."""
+    return call_key(key_input(request, sample))
 
 
 class ReplyCache:

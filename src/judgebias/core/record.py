@@ -17,6 +17,12 @@ from judgebias.core.prompt import Shown
 from judgebias.core.style import Style
 
 
+def key_input(request: dict[str, Any], sample: int) -> dict[str, Any]:
+    """What one ask's cache key is computed from: the request, with the sample index from the second ask on
+    (judge.samples), so the single-sample key (and every cache filled before samples existed) stays what it was."""
+    return request if sample == 0 else {**request, "sample": sample}
+
+
 @dataclass(frozen=True)
 class Request:
     """One judge call: the item, what is shown in which order, and the rendered chat messages."""

@@ -450,7 +450,7 @@ def _live_call(
             raise NotSent(full.not_sent())
         reply = backend.complete(request)
         try:
-            cache.put(key, backend.stored(reply, request.messages))
+            cache.put(key, backend.stored(reply, request))
         except CacheFull as error:
             full.record(error)
     finally:
