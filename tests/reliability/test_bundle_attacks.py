@@ -182,3 +182,21 @@ def test_a_small_gzip_holding_a_huge_line_is_refused_within_bounded_memory(tmp_p
     )
     peak_mb = int(done.stdout.split()[-1]) / 1024
     assert peak_mb < 150 + 2 * MAX_LINE_BYTES / 2**20, f"peak {peak_mb:.0f} MB for a bounded read"
+
+
+def test_a_bundle_of_repeated_samples_verifies_and_replays(
+    server: StartServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With judge.samples=2 every ask's entry carries what its key was computed from, so export, import and replay work."""
+    monkeypatch.setenv(*next(iter(KEY.items())))
+    judge = server()
+    data = write_items(tmp_path / "items.jsonl", pairs(3))
+    overrides = [*local(judge.url), f"data.path={data}", "judge.samples=2", "judge.temperature=0.7"]
+    run = tmp_path / "run"
+    run.mkdir()
+    run_here(run, *overrides, f"cache.dir={tmp_path / 'cache'}")
+    bundle = tmp_path / "samples.jsonl.gz"
+    export_bundle(ReplyCache(str(tmp_path / "cache"), "use"), bundle, read_run_keys(run))
+    summary, _ = replay(tmp_path, bundle, overrides, "replayed")
+    assert 12 == summary["imported_replies"]["replies"]
+    assert 0 == summary["calls_live"]
