@@ -15,7 +15,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -98,6 +100,7 @@ class Job:
     path: Path
     summary: Summary  # summary.json as written; a dry run's estimate or a failure record have a few of its keys
     overrides: list[str] = field(default_factory=list)
+    backend: str | None = None  # judge.backend from the job's composed config (None: not recorded)
 
 
 def find_jobs(sweep_dirs: Sequence[Path]) -> list[Job]:
@@ -111,7 +114,7 @@ def find_jobs(sweep_dirs: Sequence[Path]) -> list[Job]:
                 continue
             seen.add(folder)
             name = folder.relative_to(base).as_posix() if folder != base else folder.name
-            jobs.append(Job(name, folder, _job_summary(folder), _overrides(folder)))
+            jobs.append(Job(name, folder, _job_summary(folder), _overrides(folder), _backend(folder)))
     return jobs
 
 
@@ -169,6 +172,32 @@ def _overrides(folder: Path) -> list[str]:
     return [str(v) for v in value] if isinstance(value, list) else []
 
 
+def _backend(folder: Path) -> str | None:
+    """The job's judge.backend as Hydra saved its composed config (None when there is no readable record)."""
+    path = folder / ".hydra" / "config.yaml"
+    if not path.exists():
+        return None
+    try:
+        value = OmegaConf.select(OmegaConf.load(path), "judge.backend", default=None, throw_on_missing=False)
+    except Exception:  # a damaged record must not stop the table
+        return None
+    return None if value is None else str(value)
+
+
+def scripted_rubric_note(rows: Sequence[dict[str, Any]]) -> str | None:
+    """Why rows that differ only by rubric look the same: a scripted judge decides by rule and never reads it."""
+    if len({row["rubric"] for row in rows}) < 2:
+        return None
+    scripted = sorted({str(row["judge"]) for row in rows if row.get("backend") == "scripted"})
+    if not scripted:
+        return None
+    who = f"{scripted[0]} is a scripted judge" if len(scripted) == 1 else f"{', '.join(scripted)} are scripted judges"
+    return (
+        f"note: {who} (a fixed rule that never reads the rubric): rows that differ only in rubric are the same; "
+        "compare rubrics with a live or replay judge"
+    )
+
+
 def _natural(path: Path) -> list[Any]:
     """Sort job folders 0, 1, 2, ..., 10 rather than 0, 1, 10, 2."""
     return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in path.parts]
@@ -193,6 +222,7 @@ def table_rows(jobs: Sequence[Job]) -> list[dict[str, Any]]:
         row = {column: fields.get(column) for column in COLUMNS}
         shown = " ".join(o for o in varied[job.name] if not _in_columns(o, s))
         row |= {"job": job.name, "status": s.get("status", "ok"), "n": s.get("n_items"), "overrides": shown}
+        row["backend"] = job.backend  # not a CSV column: read by the note on scripted judges
         for name in RATES:
             low, high = _pair(ci.get(name))
             row[f"{name}_low"], row[f"{name}_high"] = low, high
@@ -268,6 +298,8 @@ def markdown(rows: Sequence[dict[str, Any]]) -> str:
         cells = readable(row)
         lines.append("| " + " | ".join(_md_cell(cells[i]) for i in shown) + " |")
     failures = [f"- job {row['job']} {row['status']}: {row['error'] or _failed_calls(row)}" for row in failed(rows)]
+    note = scripted_rubric_note(rows)
+    failures += [note] if note else []
     return "\n".join(lines) + "\n" + ("\n" + "\n".join(failures) + "\n" if failures else "")
 
 
@@ -275,16 +307,81 @@ def _failed_calls(row: dict[str, Any]) -> str:
     return f"{row.get('failed_calls')} calls failed after their retries (reasons in its verdicts.jsonl)"
 
 
-def text_table(rows: Sequence[dict[str, Any]]) -> str:
-    """The table as aligned plain text for the terminal, with one line per failed job under it."""
-    shown = _shown_columns(rows)
-    cells = [[readable(row)[i] for i in shown] for row in rows]
-    headings = [READABLE[i] for i in shown]
-    widths = [max(len(h), *(len(c[k]) for c in cells)) if cells else len(h) for k, h in enumerate(headings)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(headings, widths, strict=True)).rstrip()]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip() for line in cells]
-    lines += [f"job {row['job']} {row['status']}: {row['error'] or _failed_calls(row)}" for row in failed(rows)]
-    return "\n".join(lines)
+# When the printed table is wider than the terminal: first these shorter headings, then whole columns left out in
+# this order (least telling first). job, judge, rubric, data, overrides, win rate and consistency always stay.
+SHORT_HEADINGS = {
+    "win rate % [95% CI]": "win % [CI]",
+    "consistency % [CI]": "consist. % [CI]",
+    "biased 1st %": "1st %",
+    "biased 2nd %": "2nd %",
+    "human agr. % [CI]": "human % [CI]",
+    "styled wins % [CI]": "styled % [CI]",
+    "invalid": "inv.",
+    "calls live/cached": "calls",
+    "tokens in/out": "tokens",
+}
+LEFT_OUT_FIRST = (
+    "tokens in/out",
+    "cost $",
+    "styled wins % [CI]",
+    "biased 2nd %",
+    "calls live/cached",
+    "invalid",
+    "n",
+    "human agr. % [CI]",
+    "biased 1st %",
+    "status",
+)
+
+
+def terminal_width() -> int | None:
+    """The width to fit the printed table to: $COLUMNS, else the terminal's; None (no limit) when not a terminal."""
+    if os.environ.get("COLUMNS", "").strip().isdigit() or sys.stdout.isatty():
+        return shutil.get_terminal_size().columns
+    return None
+
+
+def text_table(rows: Sequence[dict[str, Any]], width: int | None = None) -> str:
+    """The table as aligned plain text for the terminal, with one line per failed job under it.
+
+    Given a `width`, the table is made to fit it: shorter headings, then columns left out (named under the
+    table; the .md and .csv files keep them all).
+    """
+    cells = [readable(row) for row in rows]
+    headings = {i: READABLE[i] for i in _shown_columns(rows)}
+    left_out: list[str] = []
+    lines = _aligned(headings, cells)
+    if width is not None and _widest(lines) > width:
+        headings = {i: SHORT_HEADINGS.get(h, h) for i, h in headings.items()}
+        for name in LEFT_OUT_FIRST:
+            lines = _aligned(headings, cells)
+            if _widest(lines) <= width:
+                break
+            if READABLE.index(name) in headings:
+                del headings[READABLE.index(name)]
+                left_out.append(name)
+        lines = _aligned(headings, cells)
+    said = [f"job {row['job']} {row['status']}: {row['error'] or _failed_calls(row)}" for row in failed(rows)]
+    if left_out:
+        said.append(f"(left out to fit {width} columns: {', '.join(left_out)}; sweep_summary.md and .csv have them)")
+    note = scripted_rubric_note(rows)
+    said += [note] if note else []
+    if width is not None:
+        said = [textwrap.fill(line, width, subsequent_indent="  ", break_on_hyphens=False) for line in said]
+    return "\n".join(lines + said)
+
+
+def _aligned(headings: Mapping[int, str], cells: Sequence[list[str]]) -> list[str]:
+    """The heading line and one line per row, each column as wide as its widest cell."""
+    shown = list(headings)
+    widths = [max(len(headings[i]), *(len(c[i]) for c in cells)) if cells else len(headings[i]) for i in shown]
+    lines = ["  ".join(headings[i].ljust(w) for i, w in zip(shown, widths, strict=True)).rstrip()]
+    lines += ["  ".join(c[i].ljust(w) for i, w in zip(shown, widths, strict=True)).rstrip() for c in cells]
+    return lines
+
+
+def _widest(lines: Sequence[str]) -> int:
+    return max(len(line) for line in lines)
 
 
 def failed(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -327,7 +424,7 @@ class AggregateCallback(Callback):
         if not rows:
             return
         print(f"\nsweep summary ({sweep_dir}/sweep_summary.md):")
-        print(text_table(rows))
+        print(text_table(rows, terminal_width()))
         code = exit_code(rows)
         if code == 1:
             print(f"judgebias: {len(failed(rows))} of {len(rows)} jobs did not finish cleanly", file=sys.stderr)
@@ -359,7 +456,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     target = args.out or args.sweep_dirs[0]
     print(f"sweep summary ({target}/sweep_summary.md):")
-    print(text_table(rows))
+    print(text_table(rows, terminal_width()))
     return exit_code(rows)
 
 

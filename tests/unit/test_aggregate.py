@@ -262,3 +262,67 @@ def test_unreadable_summary_is_a_failed_row(tmp_path: Path) -> None:
 
     assert "failed" == row["status"]
     assert row["error"].startswith("unreadable summary.json")
+
+
+def wide_sweep(sweep: Path) -> list[dict[str, Any]]:
+    """A 2x2 sweep over judges and rubrics whose full printed table is about 200 characters wide."""
+    for number, (judge, rubric) in enumerate([("noisy", "default"), ("noisy", "content_only"), ("longer", "default")]):
+        make_job(sweep, str(number), ok_summary(judge, rubric=rubric, styled_wins=1.0, styled_wins_n=3))
+    return aggregate.aggregate([sweep], report=False)
+
+
+def test_printed_table_fits_the_width_and_names_the_columns_left_out(tmp_path: Path) -> None:
+    """At 120 columns every printed line fits, the columns left out are named, and the Markdown keeps them all."""
+    rows = wide_sweep(tmp_path)
+
+    printed = aggregate.text_table(rows, 120)
+
+    assert max(len(line) for line in aggregate.text_table(rows).splitlines()) > 120
+    assert all(len(line) <= 120 for line in printed.splitlines())
+    assert "left out to fit 120 columns: tokens in/out, cost $" in printed
+    assert ["job", "status", "judge", "rubric", "data"] == printed.splitlines()[0].split()[:5]
+    assert "tokens in/out" in (tmp_path / "sweep_summary.md").read_text(encoding="utf-8")
+
+
+def test_narrow_terminal_keeps_the_columns_that_tell_jobs_apart(tmp_path: Path) -> None:
+    """At 80 columns the table still shows each job's judge, rubric, win rate and consistency."""
+    rows = wide_sweep(tmp_path)
+
+    heading = aggregate.text_table(rows, 80).splitlines()[0]
+
+    assert all(len(line) <= 80 for line in aggregate.text_table(rows, 80).splitlines())
+    assert {"job", "judge", "rubric", "data", "win", "consist."} <= set(heading.split())
+
+
+def test_table_width_follows_columns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """$COLUMNS sets the width the printed table is fitted to."""
+    monkeypatch.setenv("COLUMNS", "97")
+
+    assert 97 == aggregate.terminal_width()
+
+
+def write_backend(job: Path, backend: str) -> None:
+    """The part of Hydra's composed config the scripted-judge note reads."""
+    (job / ".hydra" / "config.yaml").write_text(f"judge:\n  backend: {backend}\n", encoding="utf-8")
+
+
+def test_rubric_sweep_with_scripted_judges_says_why_rows_are_the_same(tmp_path: Path) -> None:
+    """Rows that differ only by rubric for a scripted judge come with one line saying the judge ignores rubrics."""
+    write_backend(make_job(tmp_path, "0", ok_summary(rubric="default")), "scripted")
+    write_backend(make_job(tmp_path, "1", ok_summary(rubric="content_only")), "scripted")
+
+    rows = aggregate.aggregate([tmp_path], report=False)
+
+    (note,) = [line for line in aggregate.text_table(rows).splitlines() if line.startswith("note:")]
+    assert note.startswith("note: noisy is a scripted judge (a fixed rule that never reads the rubric)")
+    assert note in (tmp_path / "sweep_summary.md").read_text(encoding="utf-8")
+
+
+def test_rubric_sweep_with_a_live_judge_has_no_scripted_note(tmp_path: Path) -> None:
+    """A live judge reads the rubric, so a rubric sweep of it gets no such note."""
+    write_backend(make_job(tmp_path, "0", ok_summary("local", rubric="default")), "openai")
+    write_backend(make_job(tmp_path, "1", ok_summary("local", rubric="content_only")), "openai")
+
+    rows = aggregate.aggregate([tmp_path], report=False)
+
+    assert "note:" not in aggregate.text_table(rows)
