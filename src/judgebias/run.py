@@ -86,7 +86,7 @@ def job(cfg: DictConfig) -> int:
         logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
         with stop_on_sigterm():
-            summary = run_experiment(to_config(cfg), out_dir)
+            summary = run_experiment(to_config(cfg), out_dir, overrides=HydraConfig.get().overrides.task)
     except UserError as error:
         if isinstance(error, SecretInConfig):
             scrub(out_dir, error.secret)

@@ -13,7 +13,7 @@ import dataclasses
 import itertools
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -156,8 +156,13 @@ def prepare_items(config: Config) -> list[Item]:
     )
 
 
-def run_experiment(config: Config, out_dir: Path, *, echo: Callable[[str], None] = print) -> Summary | dict[str, Any]:
-    """Judge the dataset, write verdicts.jsonl, summary.json and the rest into `out_dir`; return the summary."""
+def run_experiment(
+    config: Config, out_dir: Path, *, echo: Callable[[str], None] = print, overrides: Sequence[str] = ()
+) -> Summary | dict[str, Any]:
+    """Judge the dataset, write verdicts.jsonl, summary.json and the rest into `out_dir`; return the summary.
+
+    `overrides` (the command line's) are named in the printed header, so what makes the run different shows.
+    """
     check_settings(config)
     items = prepare_items(config)
     judgments = resolve_path(config.data.judgments, config.data.root) if config.data.judgments else None
@@ -232,7 +237,7 @@ def run_experiment(config: Config, out_dir: Path, *, echo: Callable[[str], None]
         for warning in imported.mismatches(_paid_judges(judgings)):
             echo(warning)
     output.write_run(out_dir, config, summary, ratings_for(combined, config, clustering))
-    echo(output.format_summary(summary))
+    echo(output.format_summary(summary, overrides))
     if full.full:
         raise full.ending(cache.directory, int(summary.get("calls_live") or 0))
     return summary

@@ -12,7 +12,7 @@ import json
 import os
 import platform
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -28,6 +28,7 @@ from judgebias.core.record import (
     Summary,
     VerdictLine,
 )
+from judgebias.core.redaction import Redactor
 from judgebias.core.tokens import estimate_prompt_tokens
 from judgebias.core.verdict import item_pick, item_winner
 from judgebias.figures.formatting import ci_text, pct
@@ -296,10 +297,19 @@ def interval_header(summary: Summary) -> str:
     return f"  [intervals: 95% bootstrap over {unit}, {resamples} resamples]"
 
 
-def format_summary(summary: Summary) -> str:
-    """The clean one-screen summary printed at the end of a run."""
+def changed_settings(summary: Summary, overrides: Sequence[str]) -> list[str]:
+    """The command line's overrides that make this run differ from the defaults, without the judge, rubric and
+    data choices the header already names and without Hydra's own settings (run folders, launchers)."""
+    named = {f"{group}={summary.get(group)}" for group in ("judge", "rubric", "data")}
+    redact = Redactor()
+    return [redact(o) for o in overrides if o not in named and not o.lstrip("+~").startswith(("hydra.", "hydra/"))]
+
+
+def format_summary(summary: Summary, overrides: Sequence[str] = ()) -> str:
+    """The clean one-screen summary printed at the end of a run; its header names the run's `overrides`."""
     s = summary
     intervals = s.get("ci") or {}
+    changed = changed_settings(s, overrides)
     # What makes the figures below doubtful comes first, before any figure or advice.
     warnings = [
         f"  {title}: {s[key]}"  # type: ignore[literal-required]
@@ -307,7 +317,8 @@ def format_summary(summary: Summary) -> str:
         if s.get(key)
     ]
     lines = [
-        f"judgebias  judge={s['judge']}  rubric={s['rubric']}  data={s['data']}  status={s['status']}",
+        f"judgebias  judge={s['judge']}  rubric={s['rubric']}  data={s['data']}  status={s['status']}"
+        + (f"  overrides: {' '.join(changed)}" if changed else ""),
         *warnings,
         f"  items: {s['n_items']}   wins/ties/losses of a: {s['wins']}/{s['ties']}/{s['losses']}",
         interval_header(s),
