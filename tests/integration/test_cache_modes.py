@@ -170,3 +170,17 @@ def _git_head() -> str | None:
     """The checkout's revision, as provenance should record it (None outside a git checkout)."""
     result = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True, check=False)
     return result.stdout.strip() or None if result.returncode == 0 else None
+
+
+def test_a_rerun_answered_wholly_from_the_cache_says_how_old_the_replies_are(cli: Cli, server: Any) -> None:
+    """When every call came from the cache, one line gives the replies' stored time and how to refresh them."""
+    judge = server(policy="hash")
+
+    first = cli(*local(judge))
+    second = cli(*local(judge))
+    refreshed = cli(*local(judge, "cache.mode=refresh"))
+
+    (note,) = [line for line in second.stdout.splitlines() if "came from the cache" in line]
+    assert re.search(r"replies stored \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC.* \(the oldest \d+ s ago\)", note), note
+    assert "cache.mode=refresh" in note and note in [f"  note: {n}" for n in second.summary()["notes"]]
+    assert "came from the cache" not in first.stdout + refreshed.stdout

@@ -20,6 +20,7 @@ from judgebias.backends import BatchGaps, Call, Judging
 from judgebias.backends.base import BatchTransport
 from judgebias.batch import files as batchfile
 from judgebias.cache import ReplyStore
+from judgebias.cache.age import stamped
 from judgebias.config.schema import JudgeMode, ProgressMode
 from judgebias.core.errors import BatchPending, UserError
 from judgebias.core.record import Request
@@ -128,7 +129,7 @@ def _batch(
         backend.endpoint,
         Ledger(cache.directory / "batches"),
         cache.put,
-        lambda body, key: judging.backend.stored(backend.reply_from_json(body, misses[key]), misses[key]),
+        lambda body, key: stamped(judging.backend.stored(backend.reply_from_json(body, misses[key]), misses[key])),
         batch_size=judging.config.batch_size,
         poll_seconds=judging.config.batch_poll_seconds,
         show=show,
@@ -190,7 +191,9 @@ def _import(
         if key not in misses:
             continue  # already in the cache
         if line.body is not None:
-            cache.put(key, judging.backend.stored(backend.reply_from_json(line.body, misses[key]), misses[key]))
+            cache.put(
+                key, stamped(judging.backend.stored(backend.reply_from_json(line.body, misses[key]), misses[key]))
+            )
             result.batched.add(key)
             result.errors.pop(key, None)
         else:

@@ -24,6 +24,7 @@ from judgebias.backends.base import Backend
 from judgebias.backends.openai import CallFailed
 from judgebias.batch.prefill import prefill
 from judgebias.cache import ReplyStore, open_cache, sample_key
+from judgebias.cache.age import StoredTimes, stamped
 from judgebias.cache.bundle import KeyLog, public_endpoint
 from judgebias.cache.disk import RESERVE_BYTES, free_space, megabytes
 from judgebias.config.checks import check_settings
@@ -204,9 +205,9 @@ def run_experiment(
         )
         if prefilled.batched and cache.mode == CacheMode.refresh:
             cache.mode = CacheMode.use  # the batch refreshed every call: the rest of the run reads its replies
-        full, imported = FullCache(), ImportedReplies()
+        full, imported, stored = FullCache(), ImportedReplies(), StoredTimes()
         per_judge, combined, failures = _judge_all(
-            config, judgings, items, cache, out_dir, used, full, imported, prefilled.batched
+            config, judgings, items, cache, out_dir, used, full, imported, prefilled.batched, stored
         )
         elapsed = time.monotonic() - started
         used.finish(_paid_judges(judgings))
@@ -220,11 +221,15 @@ def run_experiment(
         used.abandon()  # a run that stopped early leaves no half-written key list
     if full.full:
         notes.append(f"the cache filled up: {full.unsent} calls were not sent; rerun after freeing space")
+    notes += [note for judging in judgings for note in judging.backend.notes()]
+    live = [call for rows in per_judge.values() for row in rows for call in row.calls if not call.offline]
+    if live and all(call.cached for call in live):
+        notes.append(stored.note(len(live)))
     summary = build_summary(
         config,
         per_judge,
         combined,
-        notes + [note for judging in judgings for note in judging.backend.notes()],
+        notes,
         failures,
         elapsed,
         prefilled.batches,
@@ -283,11 +288,13 @@ def _judge_all(
     full: FullCache,
     imported: ImportedReplies,
     batched: AbstractSet[str] = frozenset(),
+    stored: StoredTimes | None = None,
 ) -> tuple[dict[str, list[ItemResult]], list[ItemResult], int]:
     """Run every call, finalise items in order as their calls complete, stream verdicts to disk.
 
     Returns each judge's rows, the run's combined rows (the ensemble's merge, made once per item as it is
-    written; the one judge's rows otherwise) and the number of failed calls.
+    written; the one judge's rows otherwise) and the number of failed calls. `stored` collects the stored times
+    of the cached replies used.
     """
     per_judge: dict[str, list[ItemResult]] = {j.name: [] for j in judgings}
     combined: list[ItemResult] = [] if len(judgings) > 1 else per_judge[judgings[0].name]
@@ -304,6 +311,8 @@ def _judge_all(
         current: Item | None = None
         calls: list[tuple[Judging, Request, Pending]] = []
         for judging, item, request, key, hit in _looked_up(_requests(config, judgings, items), cache, used):
+            if hit is not None and stored is not None:
+                stored.add(hit)
             if item is not current:
                 if current is not None:
                     slots.append((current, calls))
@@ -455,7 +464,7 @@ def _live_call(
             raise NotSent(full.not_sent())
         reply = backend.complete(request)
         try:
-            cache.put(key, backend.stored(reply, request))
+            cache.put(key, stamped(backend.stored(reply, request)))
         except CacheFull as error:
             full.record(error)
     finally:

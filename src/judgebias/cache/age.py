@@ -1,0 +1,66 @@
+"""When cached replies were stored: a time stamp written with each reply (never part of its key), and the note a
+run answered wholly from the cache prints, so replies older than a server's restart do not pass unnoticed."""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass
+from typing import Any
+
+STORED_AT = "stored_at"  # the cached value's field: UTC time the reply was stored, ISO 8601 to the second
+
+
+def stamped(value: dict[str, Any], now: datetime.datetime | None = None) -> dict[str, Any]:
+    """The value to store: the reply with the time it is stored (a value that has one, from a bundle, keeps it)."""
+    if value.get(STORED_AT):
+        return value
+    moment = (now or datetime.datetime.now(datetime.UTC)).astimezone(datetime.UTC)
+    return value | {STORED_AT: moment.strftime("%Y-%m-%dT%H:%M:%SZ")}
+
+
+@dataclass
+class StoredTimes:
+    """The oldest and newest stored time of the cached replies a run used, and how many had none recorded."""
+
+    oldest: datetime.datetime | None = None
+    newest: datetime.datetime | None = None
+    unknown: int = 0
+
+    def add(self, value: dict[str, Any]) -> None:
+        """Count one cached reply's stored time."""
+        try:
+            moment = datetime.datetime.strptime(str(value[STORED_AT]), "%Y-%m-%dT%H:%M:%SZ").replace(
+                tzinfo=datetime.UTC
+            )
+        except (KeyError, ValueError):
+            self.unknown += 1
+            return
+        self.oldest = moment if self.oldest is None else min(self.oldest, moment)
+        self.newest = moment if self.newest is None else max(self.newest, moment)
+
+    def note(self, calls: int, now: datetime.datetime | None = None) -> str:
+        """The one line for a run whose `calls` live calls all came from the cache: the replies' age, how to refresh."""
+        head = f"all {calls} judge calls came from the cache, nothing was sent: "
+        refresh = "if the judge or its server changed since, rerun with cache.mode=refresh to ask it again"
+        if self.oldest is None or self.newest is None:
+            return head + f"replies stored before their time was recorded (an older judgebias); {refresh}"
+        span = _utc(self.oldest) if self.oldest == self.newest else f"{_utc(self.oldest)} to {_utc(self.newest)}"
+        elapsed = (now or datetime.datetime.now(datetime.UTC)) - self.oldest
+        unknown = f", {self.unknown} more from before times were recorded" if self.unknown else ""
+        return head + f"replies stored {span} (the oldest {_duration(elapsed)} ago{unknown}); {refresh}"
+
+
+def _utc(moment: datetime.datetime) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _duration(elapsed: datetime.timedelta) -> str:
+    """A rounded age: 40 s, 12 min, 3 h 5 min, 2 days."""
+    seconds = max(0, int(elapsed.total_seconds()))
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min"
+    if seconds < 2 * 86400:
+        return f"{seconds // 3600} h {seconds % 3600 // 60} min"
+    return f"{seconds // 86400} days"
