@@ -11,7 +11,7 @@ import pytest
 
 from judgebias.report.digest import STYLE_EDGES, VerdictDigest, add_row, difference_bin, read_verdicts, style_label
 from judgebias.report.run_report import render_report
-from judgebias.report.svg import VERDICT_SEGMENTS, Bar, stacked_bars
+from judgebias.report.svg import CHAR_W, NARROW_PAD, NARROW_W, VERDICT_SEGMENTS, Bar, Point, interval_plot, stacked_bars
 from judgebias.report.sweep_report import SweepJob, render_sweep_report, write_sweep_report
 
 FULL = {
@@ -150,7 +150,7 @@ def test_style_panel_groups_verdicts_by_formatting_difference() -> None:
 
     page = render_report(FULL | STYLE, [], digest_of(rows))
 
-    chart = page.split('id="style-chart"', 1)[1].split("</figure>", 1)[0]
+    chart = wide_layout(page, "style-chart")
     labels = [html.unescape(text) for text in re.findall(r'text-anchor="end">([^<]+)</text>', chart)]
     assert ["a less formatted by >5 elements", "equally formatted", "a more formatted by 1–2 elements"] == labels
     assert ["1 item", "1 item", "3 items"] == re.findall(r'class="muted">([^<]+)</text>', chart)
@@ -170,7 +170,7 @@ def test_style_panel_explains_a_style_controlled_rate_it_could_not_fit() -> None
 
     page = render_report(summary, [], digest_of([line(1, style_a=style(1), style_b=style(0))]))
 
-    chart = page.split('id="style-chart"', 1)[1].split("</figure>", 1)[0]
+    chart = wide_layout(page, "style-chart")
     assert f"the style-controlled win rate of a is n/a. ({why})" in chart
     assert '<div class="k">style-controlled win rate</div>' not in page
 
@@ -206,8 +206,35 @@ def test_stacked_bar_segments_fill_the_bar_in_order() -> None:
 
     (row,) = chart.rows
     assert ["a wins", "tie", "b wins"] == [s.name for s in row.segments]
-    assert [280.0, 540.0, 670.0] == [s.x for s in row.segments]
+    assert [chart.label_w, chart.label_w + 260.0, chart.label_w + 390.0] == [s.x for s in row.segments]
     assert chart.bar_w == sum(s.width for s in row.segments)
+
+
+def test_narrow_layout_puts_label_and_note_above_a_full_width_bar() -> None:
+    """For a phone, the bar spans the narrow picture and its label (shortened) and note share the line above it."""
+    label = "a longer by 300–1000 chars, in a sweep with a long label"
+    chart = stacked_bars([Bar(label, [0.5, 0.5], "12 items")], VERDICT_SEGMENTS, title="t").narrow
+
+    assert chart is not None and NARROW_W == chart.width
+    (row,) = chart.rows
+    assert (NARROW_PAD, NARROW_W - NARROW_PAD) == (row.segments[0].x, row.segments[-1].x + row.segments[-1].width)
+    assert row.label.y == row.note.y < row.y
+    assert ("start", "end", NARROW_W - NARROW_PAD) == (row.label.anchor, row.note.anchor, row.note.x)
+    assert row.label.text.endswith("…") and CHAR_W * (len(row.label.text) + len(row.note.text) + 1) <= chart.bar_w
+
+
+def test_wide_labels_take_only_the_room_they_need() -> None:
+    """Short labels leave no wide empty margin left of the axis, so the picture scales down less."""
+    short = interval_plot([Point("win rate", 0.5, 0.4, 0.6)], title="t")
+    long = interval_plot([Point("x" * 60, 0.5, 0.4, 0.6)], title="t")
+
+    assert short.label_w < 150 < 250 < long.label_w
+
+
+def wide_layout(page: str, figure: str) -> str:
+    """The markup of a figure without its narrow picture."""
+    markup = page.split(f'id="{figure}"', 1)[1].split("</figure>", 1)[0]
+    return re.sub(r'<svg class="chart narrow".*?</svg>', "", markup, flags=re.S)
 
 
 def job(name: str, overrides: str = "", **figures: Any) -> SweepJob:
@@ -258,7 +285,7 @@ def test_sweep_chart_labels_name_what_each_job_varied() -> None:
 
     page = render_sweep_report(jobs, title="sweep")
 
-    chart = page.split('id="win-rate-chart"', 1)[1].split("</figure>", 1)[0]
+    chart = wide_layout(page, "win-rate-chart")
     assert ["0: judge0 · strip_markdown=true", "1: judge1 · strip_markdown=false"] == re.findall(
         r'text-anchor="end">([^<]+)</text>', chart
     )

@@ -2,11 +2,15 @@
 
 Pure layout (coordinates, shares, labels as text): the markup is written by templates/charts.html.j2, so every
 label is escaped by the template engine like any other text on the page. No plotting library, no network.
+
+Every chart comes in two layouts: a wide one (labels left of the axis, notes right of it) and, as its `narrow`, one
+for phones and narrow windows (label and note above each row, the axis the full width). The page shows one of them
+by the width of its panel (report.css) and scales it down to fit, never past the panel's edge.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from judgebias.figures.formatting import ci_text, pct
@@ -30,6 +34,9 @@ POSITION_SEGMENTS = (
 VERDICT_SEGMENTS = (("a wins", BLUE), ("tie", GREY), ("b wins", VERMILLION), ("error", "#444444"))
 TICKS = (0, 25, 50, 75, 100)
 LABEL_CHARS = 40  # longer row labels are shortened to fit left of the axis (the tooltip keeps the whole label)
+NARROW_W = 320  # the narrow layout's width: a 360 px phone shows it at about its natural size
+NARROW_PAD = 18  # room left and right of the narrow axis for half of "0%" and "100%"
+CHAR_W = 6.5  # a generous width of one 12 px character, for fitting a label beside its note
 
 
 @dataclass(frozen=True)
@@ -73,13 +80,23 @@ class Segment:
 
 
 @dataclass(frozen=True)
+class Caption:
+    """A row's label or note: where it is written and which end of it sits there (start or end)."""
+
+    text: str
+    x: float
+    y: float
+    anchor: str
+
+
+@dataclass(frozen=True)
 class BarRow:
     """One laid-out bar: its label, segments and note."""
 
     y: float
-    label: str
+    label: Caption
     segments: Sequence[Segment]
-    note: str
+    note: Caption
 
 
 @dataclass(frozen=True)
@@ -93,6 +110,7 @@ class BarChart:
     bar_w: int
     ticks: Sequence[Tick]
     rows: Sequence[BarRow]
+    narrow: BarChart | None = None  # the same chart laid out for a narrow panel
 
 
 @dataclass(frozen=True)
@@ -100,12 +118,12 @@ class Whisker:
     """A laid-out point: the dot (None: not measured), its interval line (None: no interval) and its note."""
 
     y: float
-    label: str
+    label: Caption
     x: float | None
     low_x: float | None
     high_x: float | None
     tooltip: str
-    note: str
+    note: Caption  # the value and interval, or "n/a"
 
 
 @dataclass(frozen=True)
@@ -120,11 +138,19 @@ class IntervalChart:
     ticks: Sequence[Tick]
     reference_x: float | None
     rows: Sequence[Whisker]
+    narrow: IntervalChart | None = None  # the same chart laid out for a narrow panel
 
 
 def stacked_bars(bars: Sequence[Bar], segments: Sequence[tuple[str, str]], *, title: str) -> BarChart:
-    """Lay out one bar per row; each segment carries a tooltip of its exact share."""
-    label_w, bar_w, note_w, row_h = 280, 520, 110, 28
+    """Lay out one bar per row, wide and narrow; each segment carries a tooltip of its exact share."""
+    return _stacked_bars(bars, segments, title, narrow=False)
+
+
+def _stacked_bars(bars: Sequence[Bar], segments: Sequence[tuple[str, str]], title: str, *, narrow: bool) -> BarChart:
+    if narrow:
+        label_w, bar_w, note_w, row_h, top = NARROW_PAD, NARROW_W - 2 * NARROW_PAD, NARROW_PAD, 42, 22
+    else:
+        label_w, bar_w, note_w, row_h, top = _label_w(bar.label for bar in bars), 520, 110, 28, 6
     rows = []
     for index, bar in enumerate(bars):
         x = float(label_w)
@@ -145,42 +171,75 @@ def stacked_bars(bars: Sequence[Bar], segments: Sequence[tuple[str, str]], *, ti
                 )
             )
             x += width
-        rows.append(BarRow(y=6 + index * row_h, label=shorten(bar.label), segments=pieces, note=bar.note))
+        y = top + index * row_h
+        label, note = _captions(bar.label, bar.note, label_w, label_w + bar_w + 8, (y + 15, y - 5), narrow=narrow)
+        rows.append(BarRow(y=y, label=label, segments=pieces, note=note))
     return BarChart(
         title=title,
         width=label_w + bar_w + note_w,
-        height=row_h * len(bars) + 24,
+        height=row_h * len(bars) + 24 + (top - 6),
         label_w=label_w,
         bar_w=bar_w,
         ticks=_ticks(label_w, bar_w),
         rows=rows,
+        narrow=None if narrow else _stacked_bars(bars, segments, title, narrow=True),
     )
 
 
 def interval_plot(points: Sequence[Point], *, title: str, reference: float | None = 0.5) -> IntervalChart:
-    """Lay out each figure as a dot with its 95% interval (a dashed line marks `reference`)."""
-    label_w, plot_w, note_w, row_h = 280, 480, 170, 26
+    """Lay out each figure as a dot with its 95% interval, wide and narrow (a dashed line marks `reference`)."""
+    return _interval_plot(points, title, reference, narrow=False)
+
+
+def _interval_plot(points: Sequence[Point], title: str, reference: float | None, *, narrow: bool) -> IntervalChart:
+    if narrow:
+        label_w, plot_w, note_w, row_h, offset = NARROW_PAD, NARROW_W - 2 * NARROW_PAD, NARROW_PAD, 40, 26
+    else:
+        label_w, plot_w, note_w, row_h, offset = _label_w(p.label for p in points), 480, 170, 26, 9
     rows = []
     for index, p in enumerate(points):
-        y = 8 + index * row_h + 9
+        y = 8 + index * row_h + offset
         if p.value is None:
-            rows.append(Whisker(y, shorten(p.label), None, None, None, "", ""))
+            label, note = _captions(p.label, "n/a", label_w, label_w + 6, (y + 4, y - 10), narrow=narrow)
+            rows.append(Whisker(y, label, None, None, None, "", note))
             continue
-        note = pct(p.value) + ci_text((p.low, p.high))
+        text = pct(p.value) + ci_text((p.low, p.high))
+        label, note = _captions(p.label, text, label_w, label_w + plot_w + 10, (y + 4, y - 10), narrow=narrow)
         low_x = high_x = None
         if p.low is not None and p.high is not None:
             low_x, high_x = _r(label_w + plot_w * clamp(p.low)), _r(label_w + plot_w * clamp(p.high))
         x = _r(label_w + plot_w * clamp(p.value))
-        rows.append(Whisker(y, shorten(p.label), x, low_x, high_x, f"{p.label}: {note}", note))
+        rows.append(Whisker(y, label, x, low_x, high_x, f"{p.label}: {text}", note))
     return IntervalChart(
         title=title,
         width=label_w + plot_w + note_w,
-        height=row_h * len(points) + 30,
+        height=row_h * len(points) + 30 + (offset - 9),
         label_w=label_w,
         plot_w=plot_w,
         ticks=_ticks(label_w, plot_w),
         reference_x=None if reference is None else _r(label_w + plot_w * float(reference)),
         rows=rows,
+        narrow=None if narrow else _interval_plot(points, title, reference, narrow=True),
+    )
+
+
+def _label_w(labels: Iterable[str]) -> int:
+    """Room left of a wide axis for the longest (shortened) label, so short labels leave no empty margin."""
+    longest = max((len(shorten(label)) for label in labels), default=0)
+    return int(min(280, max(80, 16 + CHAR_W * longest)))
+
+
+def _captions(
+    label: str, note: str, axis_x: int, note_x: int, ys: tuple[float, float], *, narrow: bool
+) -> tuple[Caption, Caption]:
+    """Where a row's label and note go: the label ending left of the axis at `axis_x` and the note starting at
+    `note_x`, at height ys[0] (wide); or both above the row at ys[1], the label shortened so they never overlap."""
+    if not narrow:
+        return Caption(shorten(label), axis_x - 8, ys[0], "end"), Caption(note, note_x, ys[0], "start")
+    room = NARROW_W - 2 * NARROW_PAD - CHAR_W * (len(note) + 1)
+    return (
+        Caption(shorten(label, max(8, int(room / CHAR_W))), NARROW_PAD, ys[1], "start"),
+        Caption(note, NARROW_W - NARROW_PAD, ys[1], "end"),
     )
 
 
