@@ -202,6 +202,11 @@ def main() -> None:
 
 def _start() -> None:
     """Register the schema, check the command line, and hand over to Hydra; Hydra's own errors in one line."""
+    if "--version" in sys.argv[1:]:  # judgebias's own version, not Hydra's (which Hydra's flag would print)
+        from judgebias.io.versions import installed_versions
+
+        print(f"judgebias {installed_versions(['judgebias'])['judgebias'] or 'unknown (not installed)'}")
+        sys.exit(0)
     register_schemas()
     register_resolver()
     refused = used_folder_error(sys.argv[1:])

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from judgebias.core.errors import UserError
 from judgebias.io.dataset import load_items, normalize_answer, resolve_path
+from tests.conftest import REPO
 
 GOOD = '{"id": "1", "question": "q", "a": "x", "b": "y"}'
 
@@ -104,3 +106,39 @@ def test_labels_may_say_a_and_b_as_well_as_1_and_2(tmp_path: Path) -> None:
     (item,) = load_items(path)
 
     assert ("2", ("1", "2", "tie", "1"), ("p", "q", "r", "s")) == (item.human, item.human_votes, item.human_voters)
+
+
+def test_the_data_page_counts_q1s_labels_as_the_file_has_them() -> None:
+    """docs/data.md's q1 row states the number of human labels and ties the shipped file holds."""
+    rows = [
+        json.loads(line) for line in (REPO / "src/judgebias/datasets/q1.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    labelled = sum(row.get("human") is not None for row in rows)
+    ties = sum(row.get("human") == "tie" for row in rows)
+    (row,) = [
+        line for line in (REPO / "docs/data.md").read_text(encoding="utf-8").splitlines() if line.startswith("| `q1`")
+    ]
+
+    assert f"`human` on all {labelled} ({ties} of them ties;" in row and labelled == len(rows)
+
+
+def test_a_missing_answer_names_the_fields_found_and_the_renaming(tmp_path: Path) -> None:
+    """A file with response_a/response_b is told which fields it has and how to rename them to a and b."""
+    path = write(tmp_path, '{"id": "1", "question": "q", "response_a": "x", "response_b": "y"}\n')
+
+    with pytest.raises(UserError) as error:
+        load_items(path)
+
+    message = str(error.value)
+    assert message.startswith(
+        f"{path}:1: field 'a': missing (the line has 'id', 'question', 'response_a', 'response_b')"
+    )
+    assert "jq -c '.a = .response_a | .b = .response_b | del(.response_a, .response_b)'" in message
+
+
+def test_a_file_of_ones_own_under_a_shipped_data_option_suggests_data_jsonl() -> None:
+    """data.path=pairs.jsonl with the default data=q1 looks in the package: the error says to choose data=jsonl."""
+    with pytest.raises(UserError) as error:
+        resolve_path("pairs.jsonl", "embedded")
+
+    assert "choose data=jsonl: data=jsonl data.path=pairs.jsonl" in str(error.value)

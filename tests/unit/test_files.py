@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 import threading
 from pathlib import Path
 
@@ -30,3 +32,16 @@ def test_concurrent_writers_of_one_file_never_fail_or_tear_it(tmp_path: Path) ->
     assert [] == errors
     assert 39 == json.loads(target.read_text(encoding="utf-8"))["round"]
     assert [target] == list(tmp_path.iterdir())  # no temp file left behind
+
+
+def test_atomic_writes_follow_the_umask_like_any_other_file(tmp_path: Path) -> None:
+    """A file written atomically gets the mode a plain open() would give it under the umask, not mkstemp's 0600."""
+    previous = os.umask(0o027)
+    try:
+        write_json(tmp_path / "summary.json", {"n": 1})
+        (tmp_path / "plain.jsonl").write_text("{}\n", encoding="utf-8")
+    finally:
+        os.umask(previous)
+
+    modes = {stat.S_IMODE((tmp_path / name).stat().st_mode) for name in ("summary.json", "plain.jsonl")}
+    assert {0o640} == modes

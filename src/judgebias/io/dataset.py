@@ -34,7 +34,13 @@ def resolve_path(path: str, root: str | None) -> Path:
     `root` when it is a folder, else as written (relative to the launch folder). Always an absolute path, so every
     error names the file that was really looked for."""
     if root == EMBEDDED:
-        return Path(str(resources.files("judgebias") / "datasets" / path))
+        shipped = Path(str(resources.files("judgebias") / "datasets" / path))
+        if not os.path.isabs(path) and not shipped.exists():
+            raise UserError(
+                f"data.path={path!r}: no such dataset is shipped in the package (the chosen data option reads only "
+                f"those); for a file of your own, choose data=jsonl: data=jsonl data.path={path}"
+            )
+        return shipped
     if os.path.isabs(path):
         return Path(path)
     if root == SHARED:
@@ -125,6 +131,31 @@ def _check_encodable(record: dict[str, Any], path: Path, number: int) -> None:
             ) from None
 
 
+# Names other datasets give the fields judgebias reads, to suggest a renaming when a required field is missing.
+ALIASES = {
+    "id": ("question_id", "uid", "idx", "_id"),
+    "question": ("prompt", "instruction", "input", "query", "turns"),
+    "a": ("response_a", "answer_a", "output_a", "output_1", "completion_a", "ans1", "answer1", "response_1"),
+    "b": ("response_b", "answer_b", "output_b", "output_2", "completion_b", "ans2", "answer2", "response_2"),
+}
+
+
+def _found_fields(record: dict[str, Any], field: str) -> str:
+    """What the line holds instead of `field`, and the renaming that would fix it (jq), when a known name is there."""
+    found = f" (the line has {', '.join(repr(name) for name in record) or 'no fields'})"
+    renames: dict[str, str] = {}
+    for wanted, aliases in ALIASES.items():
+        alias = next((name for name in aliases if name in record), None)
+        if wanted not in record and alias is not None:
+            renames[wanted] = alias
+    if field not in renames:
+        return found
+    assign = " | ".join(f".{wanted} = .{alias}" for wanted, alias in renames.items())
+    dropped = ", ".join(f".{alias}" for alias in renames.values())
+    mapping = ", ".join(f"{alias!r} as {wanted!r}" for wanted, alias in renames.items())
+    return f"{found}: to read {mapping}, rename them, e.g. jq -c '{assign} | del({dropped})' in.jsonl > out.jsonl"
+
+
 def _item(record: dict[str, Any], path: Path, number: int) -> Item:
     """One validated item from one JSON object."""
 
@@ -135,7 +166,7 @@ def _item(record: dict[str, Any], path: Path, number: int) -> Item:
         value = record.get(field)
         if value is None:
             if required:
-                raise fail(field, "missing")
+                raise fail(field, "missing" + _found_fields(record, field))
             return None
         if not isinstance(value, str):
             raise fail(field, f"must be a string, got {type(value).__name__} {json.dumps(value)[:40]}")

@@ -20,11 +20,23 @@ def write_text_atomic(path: Path, text: str) -> None:
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="") as temp:
             temp.write(text)  # written as given: CSV rows keep their \r\n
+            os.fchmod(temp.fileno(), 0o666 & ~current_umask())  # mkstemp's 0600 -> what open() would have made
         os.replace(name, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(name)
         raise
+
+
+def current_umask() -> int:
+    """The process's umask, read without changing it (Linux); elsewhere set and restored at once."""
+    with contextlib.suppress(OSError, ValueError), open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def write_json(path: Path, value: Any) -> None:
