@@ -115,7 +115,7 @@ def test_help_lists_the_other_commands() -> None:
     out = subprocess.run(
         [sys.executable, "-m", "judgebias.run", "--help"], capture_output=True, text=True, timeout=60, check=True
     ).stdout
-    for command in ("judgebias.devserver.server", "judgebias.aggregate", "judgebias.check", "judgebias.cache"):
+    for command in ("judgebias.devserver", "judgebias.aggregate", "judgebias.check", "judgebias.cache"):
         assert f"python -m {command}" in out
 
 

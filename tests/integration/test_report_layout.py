@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import Cli
+from tests.helpers import Cli
 from tests.integration.test_report import QUICK, chromium
 
 pytestmark = pytest.mark.browser

@@ -14,7 +14,7 @@ import pytest
 
 from judgebias.io.files import current_umask as umask
 from judgebias.io.versions import installed_versions
-from tests.conftest import REPO, Cli
+from tests.helpers import REPO, Cli
 
 pytestmark = pytest.mark.slow
 

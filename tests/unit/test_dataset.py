@@ -9,7 +9,7 @@ import pytest
 
 from judgebias.core.errors import UserError
 from judgebias.io.dataset import load_items, normalize_answer, resolve_path
-from tests.conftest import REPO
+from tests.helpers import REPO
 
 GOOD = '{"id": "1", "question": "q", "a": "x", "b": "y"}'
 
