@@ -7,7 +7,7 @@ import datetime
 from dataclasses import dataclass
 from typing import Any
 
-STORED_AT = "stored_at"  # the cached value's field: UTC time the reply was stored, ISO 8601 to the second
+from judgebias.core.record import STORED_AT
 
 
 def stamped(value: dict[str, Any], now: datetime.datetime | None = None) -> dict[str, Any]:

@@ -7,6 +7,7 @@ Pure data. Backends answer Requests, the runner builds results, metrics read the
 from __future__ import annotations
 
 import math
+import re
 import types
 import typing
 from dataclasses import dataclass, field, fields
@@ -130,7 +131,11 @@ REPLY_OPTIONAL_FIELDS: tuple[str, ...] = (
 COUNT_RANGE = (0, 10**9)
 PROBABILITY_RANGE = (0.0, 1.0)
 MAX_REPLY_TEXT = 16 * 1024 * 1024
-REPLY_EXTRAS = frozenset({"request", "bundle"})  # stored beside the reply: what its key came from, where it came from
+STORED_AT = (
+    "stored_at"  # stored beside the reply: the UTC time it was stored, ISO 8601 to the second (never in the key)
+)
+STORED_AT_PATTERN = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
+REPLY_EXTRAS = frozenset({"request", "bundle", STORED_AT})  # beside the reply: its key's input, its origin, its time
 
 
 def reply_problem(value: dict[str, Any]) -> str | None:
@@ -143,6 +148,8 @@ def reply_problem(value: dict[str, Any]) -> str | None:
     for name in value:
         if name not in declared and name not in REPLY_EXTRAS:
             return f"unknown reply field {name!r}"
+    if STORED_AT in value and not (isinstance(value[STORED_AT], str) and STORED_AT_PATTERN.fullmatch(value[STORED_AT])):
+        return f"{STORED_AT!r} is not a UTC time (YYYY-MM-DDTHH:MM:SSZ)"
     for name, spec in declared.items():
         if name not in value:
             if spec.default is spec.default_factory:  # dataclasses.MISSING for both: a required field
