@@ -13,7 +13,9 @@ import httpx2
 import openai
 import pytest
 
-from judgebias.backends.openai import TruncatedReply, explain, is_permanent, is_throttled, is_transient, retry_after
+from judgebias.backends.openai import explain, is_permanent, is_throttled, is_transient
+from judgebias.backends.retry import retry_after
+from judgebias.core.errors import TruncatedReply
 from judgebias.core.record import Reply
 
 URL = "http://127.0.0.1:9/v1/chat/completions"

@@ -73,6 +73,22 @@ class Backend(ABC):
         (None: not shared); free backends send nothing to pace."""
         return None
 
+    def should_retry(self, error: BaseException) -> bool:
+        """Whether another attempt could succeed (backends/retry.py asks; a free backend never retries)."""
+        return False
+
+    def is_permanent(self, error: BaseException) -> bool:
+        """Whether no call of this judge can succeed after `error` (bad key, unknown model): the judge stops."""
+        return False
+
+    def is_unreachable(self, error: BaseException) -> bool:
+        """Whether `error` says nothing listens at the endpoint (retried only briefly before any reply)."""
+        return False
+
+    def explain(self, error: BaseException) -> str:
+        """A one-line reason for `error`, never holding a credential."""
+        return f"{type(error).__name__}: {error}"
+
     def batch_transport(self) -> BatchTransport | None:
         """How this backend sends calls as a batch; None: it has no batch support (batch modes refuse it)."""
         return None

@@ -1,4 +1,4 @@
-"""The live judge: any OpenAI-compatible endpoint through the official `openai` SDK, with retries in one place.
+"""The live judge: any OpenAI-compatible endpoint through the official `openai` SDK.
 
 The SDK is imported only when the first live call is made, so a run answered from the cache starts fast. The
 SDK's own retries are off (max_retries=0): tenacity owns them, so attempts are bounded in one place and every
@@ -11,35 +11,36 @@ saying its rate-limit window is used up pauses the next requests), which also sk
 from __future__ import annotations
 
 import os
-import random
 import re
 import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from judgebias.backends.base import Backend, BatchTransport, FleetSource
 from judgebias.backends.chat_reply import reply_of_body, reply_of_text
 from judgebias.backends.pacing import Pacer
+from judgebias.backends.retry import LONG_WAIT, call_with_retries, retry_after
 from judgebias.backends.waits import announced_wait, format_seconds, window_exhausted
 from judgebias.config.checks import check_judge
 from judgebias.config.schema import JudgeConfig, RubricConfig, TokenBudgetParam
-from judgebias.core.errors import CacheUnavailable, FatalJudgeError, UserError
+from judgebias.core.errors import (
+    CacheUnavailable,
+    CallFailed,
+    FatalJudgeError,
+    TruncatedReply,
+    UnusableReply,
+    UserError,
+)
 from judgebias.core.parsing import answer_part
 from judgebias.core.reading import read_reply
 from judgebias.core.record import TRANSIENT_OUTCOMES, Reply, Request
 from judgebias.core.redaction import replace_secrets
 from judgebias.core.tokens import estimate_prompt_tokens
 
-if TYPE_CHECKING:
-    from tenacity import RetryCallState
-
 OPENAI_ENDPOINT = "https://api.openai.com/v1"
 TOP_LOGPROBS = 5
-STARTUP_CONNECT_ATTEMPTS = 3  # nothing listening before any reply: give up after this many quick attempts
-STARTUP_CONNECT_BACKOFF = 0.5  # seconds between those attempts (at most)
-LONG_WAIT = 1.0  # an announced wait this long or longer does not spend a retry (bounded by judge.max_wait)
 NOTICE_EVERY = 10.0  # seconds between two retry notices on the terminal for the same reason
 # Everything of the body but the model goes to the SDK as extra_body, the messages included: `create` would walk each
 # message through its typed-dict transform (about 0.45 ms of client CPU per call here, a fifth of the call's), which
@@ -48,30 +49,6 @@ SENT_SEPARATELY = ("model",)
 
 
 TRUNCATED_RETRIES = 2  # a sampled judge's cut-off reply is asked again at most this often (a temperature-0 one never)
-
-
-class TruncatedReply(Exception):
-    """The reply of a sampled judge hit max_tokens before a readable verdict: another sample may fit the budget."""
-
-    def __init__(self, reply: Reply) -> None:
-        super().__init__("the reply was cut off (finish_reason=length) before a readable verdict")
-        self.reply = reply
-
-
-class UnusableReply(Exception):
-    """A status-200 reply that looks transient (an error body, no choices, not JSON): retried as an error, not cached."""
-
-    def __init__(self, reply: Reply) -> None:
-        super().__init__(reply.reason or str(reply.outcome))
-        self.reply = reply
-
-
-class CallFailed(Exception):
-    """A call that still failed after its retries; the run records it as an explicit error and goes on."""
-
-    def __init__(self, message: str, outcome: str | None = None) -> None:
-        super().__init__(message)
-        self.outcome = outcome  # the kind of the last reply when it came back without a verdict (TRANSIENT_OUTCOMES)
 
 
 def _sdk() -> Any:
@@ -265,10 +242,10 @@ class OpenAIJudge(Backend):
         try:
             reply = call_with_retries(
                 attempt,
+                self,
                 self.config,
                 self.pacer,
-                self._on_retry,
-                self.describe,
+                on_retry=self._on_retry,
                 sleep=self._sleep,
                 starting=lambda: not self.reached,
             )
@@ -280,8 +257,7 @@ class OpenAIJudge(Backend):
         except CacheUnavailable:
             raise  # the shared quota's Redis is gone: the run stops, this call was not sent
         except Exception as error:
-            openai = _sdk()
-            if type(error) is openai.APIConnectionError and not self.reached:  # refused or unresolvable, not a timeout
+            if self.is_unreachable(error) and not self.reached:
                 # Nothing has ever come back: the endpoint is down or wrong, and every other call would fail too.
                 raise FatalJudgeError(f"{self.describe()}: {explain(error)}") from None
             outcome = error.reply.outcome if isinstance(error, UnusableReply) else None
@@ -358,6 +334,22 @@ class OpenAIJudge(Backend):
         if fleet is not None:
             self.pacer.fleet = fleet
 
+    def should_retry(self, error: BaseException) -> bool:
+        """The SDK's transient errors (rate limits, 5xx, timeouts, dropped connections) and retryable replies."""
+        return is_transient(error)
+
+    def is_permanent(self, error: BaseException) -> bool:
+        """Bad key, no permission, unknown model, bad request, exhausted quota: stop the judge."""
+        return is_permanent(error)
+
+    def is_unreachable(self, error: BaseException) -> bool:
+        """A refused or unresolvable connection (not a timeout): nothing listens at judge.base_url."""
+        return type(error) is _sdk().APIConnectionError
+
+    def explain(self, error: BaseException) -> str:
+        """The one-line reason of an SDK error, with the request's credentials redacted."""
+        return explain(error)
+
     def batch_transport(self) -> BatchTransport:
         """The live judge sends batches itself: the same client, bodies and reply reading as a live call."""
         return self
@@ -379,91 +371,6 @@ def _attempts_text(error: BaseException, sent: int) -> str:
     asked = retry_after(error)
     requests = f"{sent} attempt{'s' if sent != 1 else ''}"  # requests actually sent
     return f"{requests}, waiting out the announced waits" if asked is not None and asked >= LONG_WAIT else requests
-
-
-def call_with_retries(
-    attempt: Callable[[], Reply],
-    config: JudgeConfig,
-    pacer: Pacer,
-    on_retry: Callable[[BaseException, float], None],
-    describe: Callable[[], str],
-    sleep: Callable[[float], None] = time.sleep,
-    starting: Callable[[], bool] = lambda: False,
-) -> Reply:
-    """The one retry policy: transient errors retried with backoff, permanent ones not, announced waits honoured.
-
-    A wait the server announced (judgebias.backends.waits) is waited out, by every worker. A long one (a second or more,
-    e.g. a per-minute window) does not spend the retry budget (judge.max_retries) as long as one call's long
-    waits add up to at most judge.max_wait seconds; a short one (a burst limit) counts as a retry.
-    While no call has been answered yet (`starting`), a refused connection is retried only briefly: nothing is
-    listening, and it is not coming back.
-    """
-    try:
-        return attempt()  # most calls succeed at once: the retry machinery is built only for those that fail
-    except Exception as error:
-        failed: Exception | None = error
-
-    def attempts() -> Reply:
-        """The failed first attempt's error again (tenacity's first attempt), then fresh attempts."""
-        nonlocal failed
-        if failed is not None:
-            error, failed = failed, None
-            raise error
-        return attempt()
-
-    openai = _sdk()
-    from tenacity import Retrying, retry_if_exception, wait_random_exponential
-
-    backoff = wait_random_exponential(multiplier=config.retry_backoff, max=config.retry_backoff_max)
-    spent = {"plain": 0, "announced": 0.0}  # failures that spend the retry budget; seconds of announced waits
-
-    def stop(state: RetryCallState) -> bool:
-        error = state.outcome.exception() if state.outcome else None
-        asked = retry_after(error)
-        if asked is not None and asked >= LONG_WAIT:
-            spent["announced"] += asked
-            return spent["announced"] > config.max_wait
-        spent["plain"] += 1
-        if starting() and type(error) is openai.APIConnectionError:
-            return spent["plain"] >= STARTUP_CONNECT_ATTEMPTS
-        return spent["plain"] > config.max_retries
-
-    def wait(state: RetryCallState) -> float:
-        error = state.outcome.exception() if state.outcome else None
-        asked = retry_after(error)
-        if asked is not None:
-            if asked <= config.max_wait:
-                pacer.pause_all(asked)  # every worker waits, not just this one
-            return asked + random.uniform(0, 0.05 + 0.1 * asked)  # never sooner than asked; spread the retries
-        if starting() and type(error) is openai.APIConnectionError:
-            return min(STARTUP_CONNECT_BACKOFF, float(backoff(state)))
-        return float(backoff(state))
-
-    def before_sleep(state: RetryCallState) -> None:
-        error = state.outcome.exception() if state.outcome else None
-        if error is not None:
-            on_retry(error, state.upcoming_sleep)
-
-    retrying = Retrying(
-        retry=retry_if_exception(is_transient),
-        wait=wait,
-        stop=stop,
-        before_sleep=before_sleep,
-        reraise=True,
-        sleep=sleep,
-    )
-    try:
-        return retrying(attempts)
-    except Exception as error:
-        if is_permanent(error):
-            raise FatalJudgeError(f"{describe()}: {explain(error)}") from None
-        asked = retry_after(error)
-        if asked is not None and asked > config.max_wait:
-            raise CallFailed(
-                f"{explain(error)}: the server asked to wait {format_seconds(asked)}, longer than "
-                f"judge.max_wait={config.max_wait:g}s (raise judge.max_wait, or rerun later: replies so far are cached)"
-            ) from None
-        raise
 
 
 def is_transient(error: BaseException) -> bool:
@@ -582,15 +489,6 @@ def _refuses_logprobs(error: BaseException) -> bool:
     """A 400 saying the model does not support logprobs (reasoning models): worth one try without them."""
     message = str(getattr(error, "message", "") or "")
     return getattr(error, "status_code", None) == 400 and "logprobs" in message.lower()
-
-
-def retry_after(error: BaseException | None) -> float | None:
-    """Seconds the server asked us to wait before retrying, from any header that announces it (judgebias.backends.waits)."""
-    response = getattr(error, "response", None)
-    headers = getattr(response, "headers", None)
-    if headers is None:
-        return None
-    return announced_wait(headers, time.time())
 
 
 def _error_code(error: Any) -> str | None:

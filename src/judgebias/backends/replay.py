@@ -6,14 +6,10 @@ from pathlib import Path
 
 from judgebias.backends.base import Backend
 from judgebias.config.schema import JudgeConfig
-from judgebias.core.errors import UserError
+from judgebias.core.errors import RecordedCallFailed, UserError
 from judgebias.core.item import Item
 from judgebias.core.record import Reply, Request
 from judgebias.io.jsonl import json_lines
-
-
-class RecordedCallFailed(Exception):
-    """The recorded call itself failed (its judgments row has `error1`/`error2`): replayed as a failed call."""
 
 
 class ReplayJudge(Backend):

@@ -1,4 +1,16 @@
-"""Errors a user can fix: they are printed as one line, never as a traceback."""
+"""Every exception class of judgebias, in one place.
+
+A UserError is a mistake the user can fix: printed as one line, never as a traceback. The others are how one call
+fails or stops inside a run: each becomes an explicit error state of that call (never a crash), or ends the run
+the way it says.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from judgebias.core.record import Reply
 
 
 class UserError(Exception):
@@ -40,3 +52,39 @@ class CacheFull(UserError):
 
 class CacheUnavailable(UserError):
     """The shared cache (Redis) cannot be reached or was lost; the message names its host:port, never the URL."""
+
+
+class CallFailed(Exception):
+    """A call that still failed after its retries; the run records it as an explicit error and goes on."""
+
+    def __init__(self, message: str, outcome: str | None = None) -> None:
+        super().__init__(message)
+        self.outcome = outcome  # the kind of the last reply when it came back without a verdict (TRANSIENT_OUTCOMES)
+
+
+class TruncatedReply(Exception):
+    """The reply of a sampled judge hit max_tokens before a readable verdict: another sample may fit the budget."""
+
+    def __init__(self, reply: Reply) -> None:
+        super().__init__("the reply was cut off (finish_reason=length) before a readable verdict")
+        self.reply = reply
+
+
+class UnusableReply(Exception):
+    """A status-200 reply that looks transient (an error body, no choices, not JSON): retried as an error, not cached."""
+
+    def __init__(self, reply: Reply) -> None:
+        super().__init__(reply.reason or str(reply.outcome))
+        self.reply = reply
+
+
+class RecordedCallFailed(Exception):
+    """The recorded call itself failed (its judgments row has `error1`/`error2`): replayed as a failed call."""
+
+
+class NotSent(Exception):
+    """A call the run did not send because the cache could not store replies any more."""
+
+
+class RunStopped(Exception):
+    """The run stopped while this call was being sent by another process sharing the cache."""

@@ -21,7 +21,6 @@ from typing import Any
 
 from judgebias.backends import Call, Judging, build_backend
 from judgebias.backends.base import Backend
-from judgebias.backends.openai import CallFailed
 from judgebias.batch.prefill import prefill
 from judgebias.cache import ReplyStore, open_cache, sample_key
 from judgebias.cache.age import StoredTimes, stamped
@@ -29,7 +28,15 @@ from judgebias.cache.bundle import KeyLog, public_endpoint
 from judgebias.cache.disk import RESERVE_BYTES, free_space, megabytes
 from judgebias.config.checks import check_settings
 from judgebias.config.schema import CacheMode, Config, LabelStyle, judges_of
-from judgebias.core.errors import CacheFull, CacheUnavailable, FatalJudgeError, UserError
+from judgebias.core.errors import (
+    CacheFull,
+    CacheUnavailable,
+    CallFailed,
+    FatalJudgeError,
+    NotSent,
+    RunStopped,
+    UserError,
+)
 from judgebias.core.item import Item
 from judgebias.core.prompt import render_messages, shown
 from judgebias.core.reading import read_reply
@@ -139,10 +146,6 @@ class ImportedReplies:
                     f"{sorted(map(str, theirs)) or 'no judge named'}, this run's judges are {sorted(map(str, ours))}"
                 )
         return warnings
-
-
-class NotSent(Exception):
-    """A call the run did not send because the cache could not store replies any more."""
 
 
 def prepare_items(config: Config) -> list[Item]:
@@ -438,10 +441,6 @@ def _reasked(hit: dict[str, Any], judging: Judging, reask: AbstractSet[str]) -> 
 
 
 LEASE_WAIT = 1.0  # seconds between two checks that the run goes on, while another process sends a call
-
-
-class RunStopped(Exception):
-    """The run stopped while this call was being sent by another process sharing the cache."""
 
 
 def _live_call(
