@@ -115,6 +115,8 @@ def test_a_manifest_naming_other_judges_is_one_warning_line(
         ({"completion_tokens": 10**30}, "reply field 'completion_tokens' 1000000000000000000000000000000 is outside"),
         ({"probs": {"A": 7.5}}, "reply field 'probs' ['A'] 7.5 is outside"),
         ({"bundle": {"file": "x"}}, "'bundle' is set by import"),
+        ({"outcome": "verdict"}, "reply field 'outcome' is not one of refusal, content_filter"),
+        ({"stored_at": "yesterday"}, "'stored_at' is not a UTC time"),
     ],
 )
 def test_a_value_outside_the_reply_schema_is_refused_and_nothing_is_stored(

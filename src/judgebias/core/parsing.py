@@ -154,7 +154,9 @@ class _Grammar:
     fences: tuple[re.Pattern[str], ...]
 
 
-def parse_reply(text: str | None, *, style: str, labels: tuple[str, str] = ("A", "B"), tie_label: str = "tie") -> str:
+def parse_reply(
+    text: str | None, *, style: str, labels: tuple[str, str] = ("A", "B"), tie_label: str = "tie"
+) -> Verdict:
     """Return the positional verdict of a reply: "A" (first shown), "B" (second shown), "tie" or "invalid".
 
     `labels` are the labels shown for the first and second answer (any two labels that differ ignoring

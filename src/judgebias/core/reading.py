@@ -9,14 +9,14 @@ from __future__ import annotations
 import functools
 
 from judgebias.config.schema import RubricConfig
-from judgebias.core.parsing import parse_reply
+from judgebias.core.parsing import Verdict, parse_reply
 from judgebias.core.prompt import Shown
 from judgebias.core.record import Reply
 
 SHORT_REPLY = 64  # replies up to this length are parsed once and remembered
 
 
-def read_reply(reply: Reply, view: Shown, rubric: RubricConfig) -> str:
+def read_reply(reply: Reply, view: Shown, rubric: RubricConfig) -> Verdict:
     """The positional verdict of `reply`: "A" (first shown), "B" (second shown), "tie" or "invalid"."""
     labels = (view.label_first, view.label_second)
     text = reply.text
@@ -26,5 +26,5 @@ def read_reply(reply: Reply, view: Shown, rubric: RubricConfig) -> str:
 
 
 @functools.lru_cache(maxsize=4096)
-def _parse_remembered(text: str, style: str, labels: tuple[str, str], tie_label: str) -> str:
+def _parse_remembered(text: str, style: str, labels: tuple[str, str], tie_label: str) -> Verdict:
     return parse_reply(text, style=style, labels=labels, tie_label=tie_label)

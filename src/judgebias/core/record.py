@@ -11,11 +11,12 @@ import re
 import types
 import typing
 from dataclasses import dataclass, field, fields
-from typing import Any, TypedDict
+from typing import Any, Literal, TypedDict
 
 from judgebias.core.item import Item
 from judgebias.core.prompt import Shown
 from judgebias.core.style import Style
+from judgebias.core.verdict import Outcome, Positional, Status
 
 
 def key_input(request: dict[str, Any], sample: int) -> dict[str, Any]:
@@ -37,9 +38,10 @@ class Request:
 # What a reply that carries no verdict was (Reply.outcome). Deterministic ones are cached as such (asking the same
 # request again gives the same answer; `cache.reask` asks them again); transient-looking ones are retried as errors
 # and never cached.
-DETERMINISTIC_OUTCOMES: tuple[str, ...] = ("refusal", "content_filter", "tool_calls", "truncated")
-TRANSIENT_OUTCOMES: tuple[str, ...] = ("error_body", "no_choices", "not_json")
-NO_VERDICT_OUTCOMES: tuple[str, ...] = DETERMINISTIC_OUTCOMES + TRANSIENT_OUTCOMES
+ReplyOutcome = Literal["refusal", "content_filter", "tool_calls", "truncated", "error_body", "no_choices", "not_json"]
+DETERMINISTIC_OUTCOMES: tuple[ReplyOutcome, ...] = ("refusal", "content_filter", "tool_calls", "truncated")
+TRANSIENT_OUTCOMES: tuple[ReplyOutcome, ...] = ("error_body", "no_choices", "not_json")
+NO_VERDICT_OUTCOMES: tuple[ReplyOutcome, ...] = DETERMINISTIC_OUTCOMES + TRANSIENT_OUTCOMES
 
 
 @dataclass(frozen=True)
@@ -56,7 +58,7 @@ class Reply:
     model: str | None = None  # the model the reply names (a gateway may rewrite it to its alias)
     finish_reason: str | None = None
     probs: dict[str, float] | None = None  # label text -> probability, when log-probabilities were returned
-    outcome: str | None = None  # a reply that carries no verdict: one of NO_VERDICT_OUTCOMES; None for a reply
+    outcome: ReplyOutcome | None = None  # a reply that carries no verdict (NO_VERDICT_OUTCOMES); None for a reply
     reason: str | None = None  # why it carries no verdict, in words (a refusal's own text is kept in `text`)
     system_fingerprint: str | None = None  # the backend configuration the provider reports
     provider: str | None = None  # the upstream provider a router names in the body (OpenRouter's `provider`)
@@ -170,6 +172,9 @@ def _type_problem(value: Any, hint: Any, bounds: tuple[float, float] | None) -> 
         return None if None in problems else next(p for p in problems if p)
     if hint is type(None):
         return None if value is None else "is not null"
+    if origin is Literal:
+        allowed = typing.get_args(hint)
+        return None if value in allowed else f"is not one of {', '.join(map(str, allowed))}"
     if origin is dict:
         key_hint, value_hint = typing.get_args(hint)
         if not isinstance(value, dict):
@@ -207,7 +212,7 @@ def _type_problem(value: Any, hint: Any, bounds: tuple[float, float] | None) -> 
 class CallResult:
     """One judge call in one order, after parsing."""
 
-    label: str  # positional: "A" | "B" | "tie" | "invalid" | "error"
+    label: Positional
     raw: str | None  # the reply text (None when the call failed)
     cached: bool  # answered from the disk cache, no request sent
     prompt_tokens: int = 0
@@ -263,9 +268,9 @@ class ItemResult:
     """One item judged twice (or once, for one-order recordings): the row of verdicts.jsonl."""
 
     id: str
-    verdict: str  # "1" | "2" | "tie" | "error"
-    call1: str  # positional reply with a shown first
-    call2: str | None  # positional reply with b shown first, NOT translated; None when that order does not exist
+    verdict: Outcome
+    call1: Positional  # the reply with a shown first
+    call2: Positional | None  # with b shown first, NOT translated; None when that order does not exist
     consistent: bool | None  # both orders agree after translation; None when not measurable
     human: str | None = None  # "1" | "2" | "tie" | None
     human_votes: tuple[str, ...] = ()  # individual annotator votes in the item frame
@@ -314,8 +319,8 @@ Interval = list[float | None]  # [low, high] of a bootstrap interval; [None, Non
 class CallFields(TypedDict, total=False):
     """One judge's calls on one item, as a verdicts.jsonl line (or an ensemble line's `judges` entry) holds them."""
 
-    call1: str  # positional reply with a shown first: "A" | "B" | "tie" | "invalid" | "error"
-    call2: str | None  # with b shown first, NOT translated; null when that order does not exist
+    call1: Positional  # the reply with a shown first
+    call2: Positional | None  # with b shown first, NOT translated; null when that order does not exist
     consistent: bool | None
     pick1: str | None  # call1 read in the item's frame: "a" | "b" | "tie" | "invalid" | "error"
     pick2: str | None  # call2 read in the item's frame (translated back): "a" | "b" | ...; null when absent
@@ -339,7 +344,7 @@ class CallFields(TypedDict, total=False):
     answered_by2: str
     origin1: dict[str, Any]  # what the server reported of the reply's origin: deployment, provider, fingerprint, ...
     origin2: dict[str, Any]
-    verdict: str  # in an ensemble line's `judges` entries: that judge's own verdict
+    verdict: Outcome  # in an ensemble line's `judges` entries: that judge's own verdict
 
 
 class VerdictLine(CallFields, total=False):
@@ -405,7 +410,7 @@ class Summary(TypedDict, total=False):
     """summary.json: the run's identity, every figure (with `ci` intervals), cost and notes."""
 
     # identity
-    status: str  # "ok" | "errors" | "unreadable" | "mixed_judge" | "failed" (docs/outputs.md)
+    status: Status  # docs/outputs.md
     error: str  # a failed job's reason
     judge: str | None  # the judge's name, or "ensemble"
     rubric: str | None

@@ -14,7 +14,7 @@ import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -27,6 +27,7 @@ from judgebias.figures.calibration import calibrate
 from judgebias.figures.clustering import Clustering
 from judgebias.figures.stats import FloatArray
 
+Label = TypeVar("Label", bound=str)  # a positional label or an item-frame verdict, whichever a majority counts
 _KAPPA_LABELS = ("1", "2", "tie")
 _MIN_LC_ITEMS = 10
 _MIN_SC_ITEMS = 20  # decisive verdicts the style-controlled fit needs (it has up to eight coefficients)
@@ -847,7 +848,7 @@ def _positional(r: ItemResult) -> list[str]:
     return [r.call1] if r.call2 is None else [r.call1, r.call2]
 
 
-def _majority(labels: Sequence[str], sides: tuple[str, str]) -> str:
+def _majority(labels: Sequence[Label], sides: tuple[Label, Label]) -> Label | Literal["tie", "error"]:
     """The side named by more labels ("tie" when neither leads); "error" when every label is "error"."""
     if labels and all(label == "error" for label in labels):
         return "error"
