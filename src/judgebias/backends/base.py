@@ -39,6 +39,7 @@ class Backend(ABC):
     paid: bool = False  # replies are cached on disk (never sent twice) and the key is checked before a call
     retries: int = 0  # retries made so far, for the progress line
     timeouts: int = 0  # of those, retried after a client-side timeout (the endpoint may have billed both)
+    first_token: bool = False  # the verdict is the reply's first word (a completion after the answer cue)
 
     @abstractmethod
     def complete(self, request: Request) -> Reply:

@@ -10,6 +10,7 @@ saying its rate-limit window is used up pauses the next requests), which also sk
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -20,11 +21,13 @@ from typing import Any
 
 from judgebias.backends.base import Backend, BatchTransport, FleetSource
 from judgebias.backends.chat_reply import reply_of_body, reply_of_text
+from judgebias.backends.completions import completion_body, completion_cache_request, completion_reply
 from judgebias.backends.pacing import Pacer
 from judgebias.backends.retry import LONG_WAIT, call_with_retries, retry_after
 from judgebias.backends.waits import announced_wait, format_seconds, window_exhausted
 from judgebias.config.checks import check_judge
-from judgebias.config.schema import JudgeConfig, RubricConfig, TokenBudgetParam
+from judgebias.config.schema import JudgeApi, JudgeConfig, RubricConfig, TokenBudgetParam
+from judgebias.core.completion import bare_token, render_completion_prompt
 from judgebias.core.errors import (
     CacheUnavailable,
     CallFailed,
@@ -34,6 +37,7 @@ from judgebias.core.errors import (
     UserError,
 )
 from judgebias.core.parsing import answer_part
+from judgebias.core.prompt import fold_system
 from judgebias.core.reading import read_reply
 from judgebias.core.record import TRANSIENT_OUTCOMES, Reply, Request
 from judgebias.core.redaction import replace_secrets
@@ -65,7 +69,7 @@ def api_error() -> type[Exception]:
 
 
 class OpenAIJudge(Backend):
-    """A judge behind an OpenAI-compatible chat-completions endpoint."""
+    """A judge behind an OpenAI-compatible endpoint: chat completions, or completions (`judge.api`)."""
 
     paid = True
 
@@ -85,6 +89,16 @@ class OpenAIJudge(Backend):
         self._client: Any = None
         self._lock = threading.Lock()
         self._noticed: dict[str, float] = {}  # retry reason -> when it was last shown on the terminal
+        self.completions = config.api == JudgeApi.completions  # a prompt continued, the verdict its first token
+        self.first_token = self.completions
+
+    def chat_messages(self, messages: list[dict[str, str]]) -> list[dict[str, str]]:
+        """The messages as sent: with judge.system_role=false the system text opens the user message instead."""
+        return messages if self.config.system_role else fold_system(messages)
+
+    def prompt(self, messages: list[dict[str, str]]) -> str:
+        """The completions endpoint's prompt for a call's messages (judge.api=completions)."""
+        return render_completion_prompt(messages, self.rubric.answer_cue)
 
     def cache_request(self, messages: list[dict[str, str]]) -> dict[str, Any]:
         """Everything that decides the reply, for the cache key: never the key, headers, timeouts or retry counts.
@@ -92,6 +106,9 @@ class OpenAIJudge(Backend):
         The keys of today's settings are fixed (users' caches stay warm); a newer setting enters only when set.
         """
         config = self.config
+        if self.completions:
+            return completion_cache_request(config, self.endpoint, self.prompt(messages))
+        messages = self.chat_messages(messages)
         key: dict[str, Any] = {
             "endpoint": self.endpoint.rstrip("/"),
             "model": config.model,
@@ -154,7 +171,10 @@ class OpenAIJudge(Backend):
         logprobs); the token budget goes under the name the endpoint wants (judge.max_tokens_param).
         """
         config = self.config
-        params: dict[str, Any] = {"model": config.model, "messages": messages}
+        if self.completions:
+            wanted = TOP_LOGPROBS if config.logprobs and not self.logprobs_refused else None
+            return completion_body(config, self.prompt(messages), wanted)
+        params: dict[str, Any] = {"model": config.model, "messages": self.chat_messages(messages)}
         if config.temperature is not None:
             params["temperature"] = config.temperature
         if config.max_tokens is not None:
@@ -177,6 +197,8 @@ class OpenAIJudge(Backend):
         thinking, not its verdict. Hidden reasoning tokens are part of `completion_tokens` (billed as output).
         """
         labels = request.view.labels(self.rubric.tie_label)
+        if self.completions:
+            return completion_reply(body, labels)
         return reply_of_body(body, None, lambda logprobs: _label_probs_json(logprobs, labels))
 
     def _sampled(self) -> bool:
@@ -189,8 +211,12 @@ class OpenAIJudge(Backend):
 
     def complete(self, request: Request) -> Reply:
         """One call with bounded retries; a permanent error raises FatalJudgeError at once."""
-        create = self._openai().chat.completions.with_raw_response.create  # the SDK loads its parts before a slot
+        client = self._openai()
+        endpoint = client.completions if self.completions else client.chat.completions
+        create = endpoint.with_raw_response.create  # the SDK loads its parts before a slot
         body = self.request_body(request.messages, request.sample)
+        # The model (and a completion's prompt, which the SDK requires) go as arguments, the rest as extra_body.
+        separately = ("model", "prompt") if self.completions else SENT_SEPARATELY
         estimate = estimate_prompt_tokens(request.messages) + (self.config.max_tokens or 0)
         headers = self._headers() if self.config.extra_headers else None
         labels = request.view.labels(self.rubric.tie_label)
@@ -204,10 +230,12 @@ class OpenAIJudge(Backend):
             try:
                 self._raise_if_stopped()
                 sent += 1
+                arguments = {k: body[k] for k in separately}
+                if not self.completions:
+                    arguments["messages"] = ()  # sent in extra_body (see SENT_SEPARATELY)
                 raw = create(
-                    model=body["model"],
-                    messages=(),  # sent in extra_body (see SENT_SEPARATELY)
-                    extra_body={k: v for k, v in body.items() if k not in SENT_SEPARATELY},
+                    **arguments,
+                    extra_body={k: v for k, v in body.items() if k not in separately},
                     extra_headers=headers,
                 )
             except Exception as error:
@@ -224,10 +252,10 @@ class OpenAIJudge(Backend):
                 wait = announced_wait(response_headers, time.time())
                 if wait:
                     self.pacer.pause_all(min(wait, self.config.max_wait))
-            reply = reply_of_text(raw.text, response_headers, lambda logprobs: _label_probs_json(logprobs, labels))
+            reply = self._read(raw.text, response_headers, labels)
             if reply.outcome in TRANSIENT_OUTCOMES:
                 raise UnusableReply(reply)
-            if reply.finish_reason == "length" and reply.outcome is None:
+            if reply.finish_reason == "length" and reply.outcome is None and not self.completions:
                 if not answer_part(reply.text or "").strip():
                     with self._lock:  # the whole budget went to reasoning (hidden, or an unclosed <think>)
                         self.budget_spent += 1
@@ -264,6 +292,18 @@ class OpenAIJudge(Backend):
             raise CallFailed(f"{explain(error)} (after {_attempts_text(error, sent)})", outcome) from None
         self.reached = True
         return reply
+
+    def _read(self, text: str, headers: Any, labels: tuple[str, str, str]) -> Reply:
+        """The reply in a response body: a completion's first token, or a chat reply (backends.chat_reply), never
+        raising on what a server sends."""
+        if self.completions:
+            try:
+                body = json.loads(text)
+            except ValueError:
+                body = None
+            if isinstance(body, dict) and body.get("choices"):
+                return completion_reply(body, labels)
+        return reply_of_text(text, headers, lambda logprobs: _label_probs_json(logprobs, labels))
 
     def notes(self) -> list[str]:
         """What the summary should say about this judge's calls (timeouts, budgets spent reasoning, logprobs)."""
@@ -304,7 +344,7 @@ class OpenAIJudge(Backend):
             raise FatalJudgeError(self.stopped)
 
     def _unreadable(self, reply: Reply, request: Request) -> bool:
-        return read_reply(reply, request.view, self.rubric) == "invalid"
+        return read_reply(reply, request.view, self.rubric, first_token=self.first_token) == "invalid"
 
     def _on_retry(self, error: BaseException, seconds: float) -> None:
         """Count the retry (and a timeout's possible double bill); say on the terminal what is retried and why."""
@@ -367,7 +407,9 @@ def _truncated(reply: Reply, reason: str) -> Reply:
 
 
 def _attempts_text(error: BaseException, sent: int) -> str:
-    """How many requests this call sent, and whether it waited out an announced wait."""
+    """How many requests this call sent, and whether it waited out an announced wait (or why it was sent once)."""
+    if sent == 1 and not is_transient(error):
+        return "1 attempt, not retried: the same request fails the same way"
     asked = retry_after(error)
     requests = f"{sent} attempt{'s' if sent != 1 else ''}"  # requests actually sent
     return f"{requests}, waiting out the announced waits" if asked is not None and asked >= LONG_WAIT else requests
@@ -400,7 +442,24 @@ def is_permanent(error: BaseException) -> bool:
         return False
     if error.status_code == 429:
         return _error_code(error) == "insufficient_quota"
+    if is_context_overflow(error):  # this prompt only (a long answer): the call fails, the other calls go on
+        return False
     return error.status_code in (400, 401, 403, 404, 413, 422)
+
+
+_OVERFLOW = re.compile(r"context (?:length|size|window)|exceeds? the available context", re.IGNORECASE)
+
+
+def is_context_overflow(error: BaseException) -> bool:
+    """The prompt is longer than the model's context (llama.cpp's n_ctx, vLLM's max_model_len): a 400 for one call."""
+    if getattr(error, "status_code", None) not in (400, 413):
+        return False
+    body = getattr(error, "body", None)
+    inner = body.get("error", body) if isinstance(body, dict) else None
+    kind = str(inner.get("type") or "") if isinstance(inner, dict) else ""
+    code = _error_code(error) or ""
+    message = str(getattr(error, "message", "") or "")
+    return code == "context_length_exceeded" or kind == "exceed_context_size_error" or bool(_OVERFLOW.search(message))
 
 
 PLAIN_HEADERS = frozenset(
@@ -460,6 +519,11 @@ def _reason(error: BaseException, redact: Callable[[str], str]) -> str:
 
 def _hint(status: int, code: str | None, message: str) -> str:
     """What the user can do about an HTTP error: the key, the gateway's credential, the model, the request."""
+    if status in (400, 413) and _OVERFLOW.search(message):
+        return (
+            "the prompt is longer than the model's context: cut the answers with data.normalize.truncate_tokens "
+            "(or serve the model with a larger context, e.g. llama.cpp's --n_ctx)"
+        )
     about_auth = status in (401, 403) or (status == 400 and bool(_AUTH_WORDS.search(message)))
     if about_auth and _UPSTREAM_AUTH.search(message):
         return (
@@ -501,10 +565,6 @@ def _error_code(error: Any) -> str | None:
     return code if isinstance(code, str) else None
 
 
-def _bare(token: str) -> str:
-    return token.strip().strip("[]()*.:\"'").lower()
-
-
 def _label_probs_json(logprobs: Any, labels: tuple[str, str, str]) -> dict[str, float] | None:
     """_label_probs for a response body read as JSON (dicts instead of the SDK's typed objects)."""
     import math
@@ -514,11 +574,11 @@ def _label_probs_json(logprobs: Any, labels: tuple[str, str, str]) -> dict[str, 
         return None
     wanted = {label.lower(): label for label in labels}
     for token in content:
-        if _bare(str(token.get("token", ""))) not in wanted:
+        if bare_token(str(token.get("token", ""))) not in wanted:
             continue
         probs: dict[str, float] = {}
         for alternative in token.get("top_logprobs") or []:
-            label = wanted.get(_bare(str(alternative.get("token", ""))))
+            label = wanted.get(bare_token(str(alternative.get("token", ""))))
             if label is not None:
                 probs[label] = probs.get(label, 0.0) + math.exp(float(alternative.get("logprob", 0.0)))
         return probs or None

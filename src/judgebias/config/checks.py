@@ -13,6 +13,7 @@ from judgebias.config.schema import (
     BackendKind,
     CacheMode,
     Config,
+    JudgeApi,
     JudgeConfig,
     JudgeMode,
     ProgressMode,
@@ -117,6 +118,11 @@ def _check_openai(judge: JudgeConfig) -> None:
             raise UserError(f"judge {judge.name!r}: judge.{key}={quota} must be > 0, or null for no client-side limit")
     if judge.max_tokens is not None and judge.max_tokens < 1:
         raise UserError(f"judge {judge.name!r}: judge.max_tokens={judge.max_tokens} must be at least 1 (or null)")
+    if judge.api == JudgeApi.completions and judge.mode != JudgeMode.live:
+        raise UserError(
+            f"judge {judge.name!r}: judge.api=completions is asked live only (batches hold chat calls): "
+            "set judge.mode=live, or judge.api=chat"
+        )
     if judge.max_wait < 0:
         raise UserError(f"judge {judge.name!r}: judge.max_wait={judge.max_wait} must be >= 0 (seconds)")
     for header, variable in judge.extra_headers.items():

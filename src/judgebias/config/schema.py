@@ -83,6 +83,13 @@ class TokenBudgetParam(StrEnum):
     max_completion_tokens = "max_completion_tokens"  # OpenAI's reasoning models (and every OpenAI model since)
 
 
+class JudgeApi(StrEnum):
+    """Which endpoint a live judge is asked through (`judge.api`)."""
+
+    chat = "chat"  # /v1/chat/completions: the rubric's messages, the verdict parsed from the reply
+    completions = "completions"  # /v1/completions: one prompt ending in the rubric's answer cue, for base models
+
+
 class ReasoningEffort(StrEnum):
     """How much a reasoning model thinks before it answers (`judge.reasoning_effort`)."""
 
@@ -100,6 +107,9 @@ class JudgeConfig:
     name: str = MISSING  # shown in outputs; for replay, the recorded judge configuration to replay
     model: str | None = None  # model id sent to an OpenAI-compatible endpoint
     base_url: str | None = None  # null = OpenAI's own endpoint
+    port: int | None = None  # a local server's port, for options whose base_url is built from it (judge=llamacpp)
+    api: JudgeApi = JudgeApi.chat  # chat, or completions (verdict = the first generated token); in the cache key
+    system_role: bool = True  # false: the system text opens the user message (chat templates that drop it, Gemma)
     api_key_env: str | None = "OPENAI_API_KEY"  # env var holding the key, read at call time; null = no key
     temperature: float | None = 0.0  # null = not sent (reasoning models refuse anything but their default)
     max_tokens: int | None = 16  # the reply's token budget (hidden reasoning tokens included); null = not sent
@@ -146,6 +156,7 @@ class RubricConfig:
     parser: ParserStyle = ParserStyle.label
     tie_label: str = "tie"  # what the judge writes for a tie
     reply_format: str = "{label}"  # how a scripted judge phrases its choice
+    answer_cue: str = "The better answer is Answer"  # judge.api=completions: the prompt ends here, the label follows
 
 
 @dataclass

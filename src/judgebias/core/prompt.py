@@ -127,6 +127,16 @@ def render_messages(item: Item, view: Shown, system: str, user: str, tie_label: 
     ]
 
 
+def fold_system(messages: list[dict[str, str]]) -> list[dict[str, str]]:
+    """The messages with the system text opening the first user message, for chat templates that drop the system
+    role (Gemma's): the judge then still reads its instructions."""
+    system = "\n\n".join(m["content"] for m in messages if m["role"] == "system" and m["content"])
+    rest = [dict(m) for m in messages if m["role"] != "system"]
+    if system and rest:
+        rest[0]["content"] = f"{system}\n\n{rest[0]['content']}"
+    return rest if rest or not system else [{"role": "user", "content": system}]
+
+
 def _fill(template: str, values: dict[str, str]) -> str:
     """Substitute {name} placeholders in one pass, so braces inside answers (code) are never read as placeholders."""
     pieces = _pieces(template)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 
 from judgebias.config.schema import RubricConfig
+from judgebias.core.completion import first_token_verdict
 from judgebias.core.parsing import Verdict, parse_reply
 from judgebias.core.prompt import Shown
 from judgebias.core.record import Reply
@@ -16,8 +17,13 @@ from judgebias.core.record import Reply
 SHORT_REPLY = 64  # replies up to this length are parsed once and remembered
 
 
-def read_reply(reply: Reply, view: Shown, rubric: RubricConfig) -> Verdict:
-    """The positional verdict of `reply`: "A" (first shown), "B" (second shown), "tie" or "invalid"."""
+def read_reply(reply: Reply, view: Shown, rubric: RubricConfig, *, first_token: bool = False) -> Verdict:
+    """The positional verdict of `reply`: "A" (first shown), "B" (second shown), "tie" or "invalid".
+
+    `first_token`: the reply continues a completion prompt's answer cue, so only its first word is the verdict.
+    """
+    if first_token:
+        return first_token_verdict(reply.text, view.labels(rubric.tie_label))
     labels = (view.label_first, view.label_second)
     text = reply.text
     if text is not None and (len(text) <= SHORT_REPLY or reply.finish_reason == "length"):

@@ -9,7 +9,9 @@ the judges and gateways people put in front of it: a reasoning model that refuse
 hidden reasoning tokens out of the budget, replies that think aloud (``<think>``) or in a separate field, the
 wait headers of a gateway or of OpenAI's rate limiter, and a gateway's errors (the status in the body).
 
-Endpoints: ``POST /v1/chat/completions``, ``GET /v1/models``, ``GET /v1/models/{id}``, ``GET /stats``
+Endpoints: ``POST /v1/chat/completions``, ``POST /v1/completions`` (a base model continuing a prompt that ends
+in an answer cue: a label token with a leading space, then a sentence that names the other label, with the first
+token's top log-probabilities spelled as a real tokenizer spells them), ``GET /v1/models``, ``GET /v1/models/{id}``, ``GET /stats``
 (counters, as JSON) and ``POST /reset`` (zero the counters); the Batch API's files and batches are in
 :mod:`judgebias.devserver.batch`.
 
@@ -117,6 +119,7 @@ class ServerOptions:
     upstream_key_refused: bool = False  # every completion fails as a gateway's upstream credential would
     reply_shape: str = "normal"  # a status-200 reply without a verdict (REPLY_SHAPES)
     reply_shape_first_n: int = 0  # only the first N requests per distinct body get reply_shape (0: every request)
+    n_ctx: int | None = None  # a context of this many tokens (words here): a longer prompt is refused as llama.cpp does
     batch: BatchOptions = field(default_factory=BatchOptions)  # the Batch API's timing and faults
     host: str = "127.0.0.1"
     port: int = 0
@@ -342,6 +345,8 @@ class _Handler(BaseHTTPRequestHandler):
         path = self.path.split("?", 1)[0].rstrip("/")
         if path == "/v1/chat/completions":
             self._chat_completions(body)
+        elif path == "/v1/completions":
+            self._chat_completions(body, text=True)
         elif path == "/reset":
             self._server.state.reset()
             self._send_json(200, {"reset": True})
@@ -423,7 +428,8 @@ class _Handler(BaseHTTPRequestHandler):
         message = f"The model `{model}` does not exist or you do not have access to it."
         self._completion_error(404, message, "invalid_request_error", "model_not_found", count=count)
 
-    def _chat_completions(self, body: bytes) -> None:
+    def _chat_completions(self, body: bytes, *, text: bool = False) -> None:
+        """A chat completion, or with `text` a (legacy) completion of a prompt; both counted as requests."""
         state = self._server.state
         options = state.options
         digest = hashlib.sha256(body).digest()
@@ -438,7 +444,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._status, self._retry_after = 0, None
         try:
             if self._authorized(count=True):
-                self._admit_and_answer(body, digest, serial, options)
+                self._admit_and_answer(body, digest, serial, options, text=text)
         finally:
             event = {
                 "body": digest.hex()[:16],
@@ -451,7 +457,9 @@ class _Handler(BaseHTTPRequestHandler):
                 state.in_flight -= 1
                 state.timeline.append(event)
 
-    def _admit_and_answer(self, body: bytes, digest: bytes, serial: int, options: ServerOptions) -> None:
+    def _admit_and_answer(
+        self, body: bytes, digest: bytes, serial: int, options: ServerOptions, *, text: bool = False
+    ) -> None:
         state = self._server.state
         if options.quota_exhausted:
             self._fault("quota_exhausted")
@@ -472,8 +480,9 @@ class _Handler(BaseHTTPRequestHandler):
         except (ValueError, UnicodeDecodeError):
             self._completion_error(400, "The request body is not valid JSON.", "invalid_request_error", None)
             return
-        if not isinstance(request, dict) or not isinstance(request.get("messages"), list):
-            message = "The request body must be a JSON object with a 'messages' list."
+        field_, kind = ("prompt", str) if text else ("messages", list)
+        if not isinstance(request, dict) or not isinstance(request.get(field_), kind):
+            message = f"The request body must be a JSON object with a {'prompt string' if text else 'messages list'}."
             self._completion_error(400, message, "invalid_request_error", None)
             return
         model = request.get("model")
@@ -491,6 +500,15 @@ class _Handler(BaseHTTPRequestHandler):
         refused = _reasoning_refusal(request) if reasoning else None
         if refused is not None:
             self._completion_error(400, refused[0], "invalid_request_error", refused[1])
+            return
+        asked = _prompt_words(request) + _budget(request)
+        if options.n_ctx is not None and asked > options.n_ctx:
+            message = (  # llama-cpp-python's words and code
+                f"This model's maximum context length is {options.n_ctx} tokens, however you requested {asked} "
+                f"tokens ({asked - _budget(request)} in your prompt; {_budget(request)} for the completion). "
+                "Please reduce your prompt; or completion length."
+            )
+            self._completion_error(400, message, "invalid_request_error", "context_length_exceeded")
             return
         if options.upstream_key_refused:
             message = (
@@ -523,9 +541,13 @@ class _Handler(BaseHTTPRequestHandler):
         if fault == "phang" and state.stopping.wait(options.hang_seconds):
             return
 
-        reply = _decide(request, options)
-        spent = REASONING_TOKENS[request.get("reasoning_effort") or "medium"] if reasoning else 0
-        payload = _completion(request, reply, options, serial, truncate=fault == "ptruncate", reasoning_tokens=spent)
+        if text:
+            payload = _text_completion(request, options, serial)
+        else:
+            reply = _decide(request, options)
+            spent = REASONING_TOKENS[request.get("reasoning_effort") or "medium"] if reasoning else 0
+            truncate = fault == "ptruncate"
+            payload = _completion(request, reply, options, serial, truncate=truncate, reasoning_tokens=spent)
         shaped = options.reply_shape != "normal" and (
             options.reply_shape_first_n == 0 or attempt < options.reply_shape_first_n
         )
@@ -700,6 +722,19 @@ def _retry_after_headers(wait: float) -> tuple[tuple[str, str], ...]:
     return (("retry-after", str(max(1, math.ceil(wait)))), ("retry-after-ms", str(millis)))
 
 
+def _prompt_words(request: dict[str, Any]) -> int:
+    """The prompt's size in words (the dev server's tokens): a completion's prompt, or every message's text."""
+    if isinstance(request.get("prompt"), str):
+        return len(request["prompt"].split())
+    return sum(len(_text(m.get("content")).split()) for m in request.get("messages", ()) if isinstance(m, dict))
+
+
+def _budget(request: dict[str, Any]) -> int:
+    """The completion's token budget as asked (0 when none is)."""
+    limit = request.get("max_completion_tokens") or request.get("max_tokens")
+    return limit if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0 else 0
+
+
 def _draw_fault(options: ServerOptions, digest: bytes, attempt: int) -> str | None:
     """The injected fault for the `attempt`-th admitted request with this body (same seed, same faults)."""
     fractions = [(name, float(getattr(options, name))) for name in _FAULTS]
@@ -754,6 +789,59 @@ def _choose(options: ServerOptions, first: str, second: str) -> int | None:
     low, high = sorted((first, second))
     preferred = low if unit(b"true", low.encode(), high.encode()) < 0.5 else high
     return 0 if preferred == first else 1
+
+
+# A base model's first token after the answer cue: the chosen label mostly with a leading space, sometimes without.
+_P_CHOSEN_SPACED: Final = math.log(0.72)
+_P_CHOSEN_BARE: Final = math.log(0.08)
+_RAMBLE: Final = "\n\nThe other answer, Answer {other}, is shorter."
+
+
+def _text_completion(request: dict[str, Any], options: ServerOptions, serial: int) -> dict[str, Any]:
+    """A base model continuing a prompt that ends in an answer cue: " A" (the label the policy picks), then a
+    sentence that names the other label, cut at max_tokens; the first token's top log-probabilities when asked."""
+    prompt = str(request["prompt"])
+    answers = find_answers(prompt)
+    if answers is None:
+        tokens = _WORD.findall(NO_ANSWERS_REPLY)
+        top: dict[str, float] = {tokens[0]: _P_PLAIN_TOKEN}
+    else:
+        (label_1, text_1), (label_2, text_2) = answers
+        choice = _choose(options, text_1, text_2)
+        chosen, other = (label_1, label_2) if choice in (None, 0) else (label_2, label_1)
+        tokens = [f" {chosen}", *_WORD.findall(_RAMBLE.format(other=other))]
+        top = {f" {chosen}": _P_CHOSEN_SPACED, f" {other}": _P_OTHER, chosen: _P_CHOSEN_BARE, " tie": _P_TIE}
+        if choice is None:  # the policy "tie": the tie word first
+            tokens[0] = " tie"
+            top = {" tie": _P_CHOSEN, f" {label_1}": _P_TIED_LABEL, f" {label_2}": _P_TIED_LABEL}
+    finish_reason = "stop"
+    limit = request.get("max_tokens")
+    if isinstance(limit, int) and not isinstance(limit, bool) and 0 < limit < len(tokens):
+        tokens, finish_reason = tokens[:limit], "length"
+    logprobs = None
+    wanted = request.get("logprobs")
+    if isinstance(wanted, int) and not isinstance(wanted, bool) and wanted > 0:
+        first_top = dict(sorted(top.items(), key=lambda pair: -pair[1])[:wanted])
+        rest = [{token: _P_PLAIN_TOKEN} for token in tokens[1:]]
+        logprobs = {
+            "tokens": tokens,
+            "token_logprobs": [top.get(tokens[0], _P_PLAIN_TOKEN)] + [_P_PLAIN_TOKEN] * (len(tokens) - 1),
+            "top_logprobs": [first_top, *rest],
+            "text_offset": [len(prompt) + sum(len(t) for t in tokens[:i]) for i in range(len(tokens))],
+        }
+    prompt_tokens = _prompt_words(request)
+    return {
+        "id": f"cmpl-dev{serial:010d}",
+        "object": "text_completion",
+        "created": int(time.time()),
+        "model": options.served_model or request.get("model") or DEFAULT_MODEL,
+        "choices": [{"index": 0, "text": "".join(tokens), "logprobs": logprobs, "finish_reason": finish_reason}],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": len(tokens),
+            "total_tokens": prompt_tokens + len(tokens),
+        },
+    }
 
 
 def _decide(request: dict[str, Any], options: ServerOptions) -> _Reply:
@@ -847,9 +935,7 @@ def _completion(
                 top = [{"token": token, "logprob": _P_PLAIN_TOKEN, "bytes": None}][:n]
             entries.append({"token": token, "logprob": logprob, "bytes": None, "top_logprobs": top})
         logprobs = {"content": entries, "refusal": None}
-    prompt_tokens = sum(
-        len(_text(m.get("content")).split()) for m in request.get("messages", ()) if isinstance(m, dict)
-    )
+    prompt_tokens = _prompt_words(request)
     completion_tokens = len(content.split()) + len(thought) + reasoning_tokens
     return {
         "id": f"chatcmpl-dev{serial:010d}",
@@ -975,6 +1061,7 @@ def _parser() -> argparse.ArgumentParser:
         "--reply-shape", choices=REPLY_SHAPES, default=defaults.reply_shape, help="a status-200 reply without a verdict"
     )
     add("--reply-shape-first-n", type=int, default=0, help="only the first N requests per body get --reply-shape")
+    add("--n-ctx", type=int, default=None, help="refuse prompts longer than this many words, as llama.cpp does")
     add_batch_arguments(parser)
     return parser
 

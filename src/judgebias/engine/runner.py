@@ -484,7 +484,8 @@ def _finalise(
     by_judge: dict[str, list[CallResult]] = {}
     failures = 0
     for judging, request, pending in calls:
-        result = _call_result(config, request, pending, offline=not judging.backend.paid)
+        backend = judging.backend
+        result = _call_result(config, request, pending, offline=not backend.paid, first_token=backend.first_token)
         failures += result.label == "error"
         by_judge.setdefault(judging.name, []).append(result)
     rows = {name: item_result(item, results) for name, results in by_judge.items()}
@@ -499,7 +500,9 @@ def _finalise(
     return failures
 
 
-def _call_result(config: Config, request: Request, pending: Pending, *, offline: bool) -> CallResult:
+def _call_result(
+    config: Config, request: Request, pending: Pending, *, offline: bool, first_token: bool = False
+) -> CallResult:
     """The parsed result of one call, or an explicit error state with its reason."""
     view = request.view
     tags = (view.label_first, view.label_second) if config.rubric.labels == LabelStyle.tags else (None, None)
@@ -527,7 +530,7 @@ def _call_result(config: Config, request: Request, pending: Pending, *, offline:
             "error", None, False, error=pending.error, tag_first=tags[0], tag_second=tags[1], sample=request.sample
         )
     rubric = config.rubric
-    label = "invalid" if reply.outcome is not None else read_reply(reply, view, rubric)  # no verdict to read
+    label = "invalid" if reply.outcome is not None else read_reply(reply, view, rubric, first_token=first_token)
     probs = None
     if reply.probs:
         positional = view.positions(rubric.tie_label)
