@@ -48,6 +48,14 @@ def check_settings(config: Config) -> None:
     truncate = data.normalize.truncate_words
     if truncate is not None and truncate < 1:
         raise UserError(f"data.normalize.truncate_words={truncate} must be at least 1 (or null)")
+    tokens = data.normalize.truncate_tokens
+    if tokens is not None and tokens < 1:
+        raise UserError(f"data.normalize.truncate_tokens={tokens} must be at least 1 (or null)")
+    if tokens is not None and truncate is not None:
+        raise UserError(
+            "data.normalize.truncate_words and data.normalize.truncate_tokens are both set: cut by one "
+            "(truncate_tokens counts with data.normalize.tokenizer, which may be words)"
+        )
     for judge in judges_of(config).values():
         check_judge(judge)
         check_batch(judge, config.cache.mode)

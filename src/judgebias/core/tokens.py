@@ -1,16 +1,20 @@
 """The one estimate of a prompt's size in tokens, used before a call exists (pacing, dry-run cost).
 
-About four characters per token, plus a few tokens of chat framing per message; real counts come back in usage.
+About four characters per token, or a named tokenizer's count when one is given (`data.normalize.tokenizer`),
+plus a few tokens of chat framing per message; real counts come back in usage.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 CHARS_PER_TOKEN = 4
 TOKENS_PER_MESSAGE = 4
 
 
-def estimate_prompt_tokens(messages: Sequence[Mapping[str, str]]) -> int:
-    """Estimated prompt tokens of chat `messages`."""
-    return sum(len(m["content"]) for m in messages) // CHARS_PER_TOKEN + TOKENS_PER_MESSAGE * len(messages)
+def estimate_prompt_tokens(messages: Sequence[Mapping[str, str]], count: Callable[[str], int] | None = None) -> int:
+    """Estimated prompt tokens of chat `messages`: counted by `count` (a tokenizer's), else from their length."""
+    framing = TOKENS_PER_MESSAGE * len(messages)
+    if count is not None:
+        return sum(count(m["content"]) for m in messages) + framing
+    return sum(len(m["content"]) for m in messages) // CHARS_PER_TOKEN + framing

@@ -51,6 +51,7 @@ from judgebias.figures.summary import build_summary, ratings_for
 from judgebias.io import output
 from judgebias.io.dataset import load_items, normalize_items, resolve_path
 from judgebias.io.files import write_json
+from judgebias.io.tokenizer import load_tokenizer
 
 
 @dataclasses.dataclass
@@ -155,9 +156,14 @@ def prepare_items(config: Config) -> list[Item]:
     if data.limit is not None:
         items = items[: data.limit]
     norm = data.normalize
-    return normalize_items(
+    items = normalize_items(
         items, strip=norm.strip, truncate_words=norm.truncate_words, strip_markdown=norm.strip_markdown
     )
+    if norm.truncate_tokens is None:
+        return items
+    tokenizer = load_tokenizer(norm.tokenizer, config.judge.base_url, config.judge.timeout)
+    cut = norm.truncate_tokens
+    return [dataclasses.replace(i, a=tokenizer.truncate(i.a, cut), b=tokenizer.truncate(i.b, cut)) for i in items]
 
 
 def run_experiment(

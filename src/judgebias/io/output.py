@@ -35,6 +35,7 @@ from judgebias.figures.formatting import ci_text, pct
 from judgebias.figures.metrics import majority_verdict, order_samples
 from judgebias.io.files import write_csv, write_json
 from judgebias.io.revision import git_revision
+from judgebias.io.tokenizer import WORDS, load_tokenizer
 from judgebias.io.versions import installed_versions
 
 PACKAGES = ("judgebias", "hydra-core", "omegaconf", "openai", "tenacity", "diskcache", "numpy")
@@ -240,6 +241,8 @@ def dry_run_estimate(
         for j in judgings
     }
     seen: set[str] = set()
+    name = config.data.normalize.tokenizer
+    count = None if name == WORDS else load_tokenizer(name, config.judge.base_url, config.judge.timeout).count
     for judging, _item, request, key, hit in calls:
         entry = per_judge[judging.name]
         entry["calls"] += 1
@@ -250,7 +253,7 @@ def dry_run_estimate(
             entry["calls_cached"] += 1
             continue
         seen.add(key)
-        tokens = estimate_prompt_tokens(request.messages)
+        tokens = estimate_prompt_tokens(request.messages, count)
         entry["calls_live"] += 1
         entry["prompt_tokens_est"] += tokens
         cost = (
@@ -265,6 +268,7 @@ def dry_run_estimate(
         "rubric": config.rubric.name,
         "data": config.data.name,
         "n_items": len(items),
+        "tokenizer": name if count is not None else "chars/4",  # what counted prompt_tokens_est
         "calls_total": sum(e["calls"] for e in per_judge.values()),
         "calls_live": sum(e["calls_live"] for e in per_judge.values()),
         "calls_cached": sum(e["calls_cached"] for e in per_judge.values()),
