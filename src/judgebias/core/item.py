@@ -27,3 +27,5 @@ class Item:
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
     style_a: Style | None = None  # formatting of a as written (kept when data.normalize.strip_markdown removes it)
     style_b: Style | None = None
+    tokens_a: int | None = None  # a's length in tokens of data.normalize.tokenizer (None: words, not counted)
+    tokens_b: int | None = None

@@ -281,6 +281,8 @@ class ItemResult:
     chars_b: int = 0
     words_a: int = 0
     words_b: int = 0
+    tokens_a: int | None = None  # lengths in tokens of data.normalize.tokenizer (None: the tokenizer is words)
+    tokens_b: int | None = None
     soft: float | None = None  # P(a preferred), averaged over both orders, from logprobs
     style_a: Style | None = None  # markdown features of a as written (None: not recorded)
     style_b: Style | None = None
@@ -303,6 +305,8 @@ class ItemResult:
             chars_b=self.chars_b,
             words_a=self.words_a,
             words_b=self.words_b,
+            tokens_a=self.tokens_a,
+            tokens_b=self.tokens_b,
             soft=self.soft,
             style_a=self.style_a,
             style_b=self.style_b,
@@ -361,6 +365,8 @@ class VerdictLine(CallFields, total=False):
     chars_b: int
     words_a: int
     words_b: int
+    tokens_a: int  # lengths in tokens of data.normalize.tokenizer (absent when it is words)
+    tokens_b: int
     style_a: dict[str, int]  # markdown feature counts of a as written (style.FEATURES)
     style_b: dict[str, int]
     soft: float

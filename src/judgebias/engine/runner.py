@@ -51,7 +51,7 @@ from judgebias.figures.summary import build_summary, ratings_for
 from judgebias.io import output
 from judgebias.io.dataset import load_items, normalize_items, resolve_path
 from judgebias.io.files import write_json
-from judgebias.io.tokenizer import load_tokenizer
+from judgebias.io.tokenizer import WORDS, load_tokenizer
 
 
 @dataclasses.dataclass
@@ -159,11 +159,15 @@ def prepare_items(config: Config) -> list[Item]:
     items = normalize_items(
         items, strip=norm.strip, truncate_words=norm.truncate_words, strip_markdown=norm.strip_markdown
     )
-    if norm.truncate_tokens is None:
-        return items
+    if norm.truncate_tokens is None and norm.tokenizer == WORDS:
+        return items  # words: nothing to cut by tokens, and the lengths in words are already recorded
     tokenizer = load_tokenizer(norm.tokenizer, config.judge.base_url, config.judge.timeout)
     cut = norm.truncate_tokens
-    return [dataclasses.replace(i, a=tokenizer.truncate(i.a, cut), b=tokenizer.truncate(i.b, cut)) for i in items]
+    if cut is not None:
+        items = [dataclasses.replace(i, a=tokenizer.truncate(i.a, cut), b=tokenizer.truncate(i.b, cut)) for i in items]
+    if norm.tokenizer == WORDS:
+        return items
+    return [dataclasses.replace(i, tokens_a=tokenizer.count(i.a), tokens_b=tokenizer.count(i.b)) for i in items]
 
 
 def run_experiment(
@@ -600,6 +604,8 @@ def item_result(item: Item, all_calls: list[CallResult]) -> ItemResult:
         chars_b=len(item.b),
         words_a=len(item.a.split()),
         words_b=len(item.b.split()),
+        tokens_a=item.tokens_a,
+        tokens_b=item.tokens_b,
         soft=soft_preference(calls[0].probs, calls[1].probs if len(calls) > 1 else None),
         style_a=item.style_a if item.style_a is not None else style_of(item.a),
         style_b=item.style_b if item.style_b is not None else style_of(item.b),

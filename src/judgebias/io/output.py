@@ -99,6 +99,9 @@ def verdict_line(item: Item, row: ItemResult, *, with_calls: bool = True) -> Ver
     line["chars_b"] = row.chars_b
     line["words_a"] = row.words_a
     line["words_b"] = row.words_b
+    if row.tokens_a is not None and row.tokens_b is not None:
+        line["tokens_a"] = row.tokens_a
+        line["tokens_b"] = row.tokens_b
     if row.style_a is not None and row.style_b is not None:
         line["style_a"] = row.style_a.as_dict()
         line["style_b"] = row.style_b.as_dict()
