@@ -1,8 +1,9 @@
 """judgebias against a real model: Gemma 3 270M behind llama-cpp-python's server, judged through judge=llamacpp.
 
-Small on purpose (a few q1 items, one or a few generated tokens, temperature 0, seed 0): the group runs in a few
-minutes on 2 busy cores. The model is a small base model; what it prefers is not checked, only that every path
-works with it and that the figures are what its own answers say.
+Small on purpose (two q1 items, one or a few generated tokens, temperature 0, seed 0) and one reply cache for the
+group, so a test reuses what another paid for: the group runs in a few minutes on 2 busy cores. The model is a
+small base model; what it prefers is not checked, only that every path works with it and that the figures are what
+its own answers say. Counts are read from the server's own access log.
 """
 
 from __future__ import annotations
@@ -44,15 +45,17 @@ def judge(llama: LlamaServer, cache: Path | None, *more: str) -> list[str]:
 
 
 def test_every_item_is_judged_twice_then_rerun_free_and_from_the_cache_alone(
-    llama: LlamaServer, tmp_path: Path
+    llama: LlamaServer, shared_cache: Path, tmp_path: Path
 ) -> None:
-    """3 items: 6 requests, every reply kept and read; a rerun sends none; cache.mode=only works with the server off."""
-    overrides = judge(llama, tmp_path / "cache", "data.limit=3")
+    """2 items, 4 calls, each sent once, every reply kept and read; a rerun sends none; cache.mode=only works with
+    the server off."""
+    overrides = judge(llama, shared_cache, "data.limit=2")
     before = llama.requests()
     summary = run_here(tmp_path / "first", *overrides)
-    assert 6 == llama.requests() - before == summary["calls_live"]
+    assert summary["calls_live"] == llama.requests() - before
+    assert 4 == summary["calls_live"] + summary["calls_cached"]
     lines = verdict_lines(tmp_path / "first")
-    assert 3 == len(lines)
+    assert 2 == len(lines)
     for line in lines:
         assert {line["call1"], line["call2"]} <= VERDICTS
         assert isinstance(line["raw1"], str) and isinstance(line["raw2"], str)  # the text kept, read or not
@@ -61,9 +64,10 @@ def test_every_item_is_judged_twice_then_rerun_free_and_from_the_cache_alone(
     assert summary["position_consistency"] is not None
     assert summary["n_invalid"] == sum((line["call1"] == "invalid") + (line["call2"] == "invalid") for line in lines)
 
+    sent = llama.requests()
     again = run_here(tmp_path / "again", *overrides)
-    assert 0 == llama.requests() - before - 6
-    assert (0, 6) == (again["calls_live"], again["calls_cached"])
+    assert sent == llama.requests()
+    assert (0, 4) == (again["calls_live"], again["calls_cached"])
     assert decisions(tmp_path / "first") == decisions(tmp_path / "again")
 
     llama.stop()
@@ -71,13 +75,19 @@ def test_every_item_is_judged_twice_then_rerun_free_and_from_the_cache_alone(
         offline = run_here(tmp_path / "offline", *overrides, "cache.mode=only")
     finally:
         llama.start()
-    assert 6 == offline["calls_cached"]
+    assert 4 == offline["calls_cached"]
     assert decisions(tmp_path / "first") == decisions(tmp_path / "offline")
 
 
-def test_soft_verdicts_are_the_servers_own_first_token_distribution(llama: LlamaServer, tmp_path: Path) -> None:
-    """The run's label probabilities equal those the server gives the same prompt asked directly (all spellings)."""
-    overrides = judge(llama, tmp_path / "cache", "data.limit=1")
+def test_soft_verdicts_are_the_servers_own_first_token_distribution(
+    llama: LlamaServer, shared_cache: Path, tmp_path: Path
+) -> None:
+    """The run's label probabilities are those the server gives the same prompt asked directly (all spellings).
+
+    Within 0.02, not exactly: llama.cpp reuses the evaluated prefix of the previous prompt, and the same prompt
+    evaluated after another one differs in the third decimal (0.5898 and 0.5942 measured here).
+    """
+    overrides = judge(llama, shared_cache, "data.limit=1")
     run_here(tmp_path / "run", *overrides)
     (line,) = verdict_lines(tmp_path / "run")
     config = config_of(*overrides)
@@ -96,13 +106,15 @@ def test_soft_verdicts_are_the_servers_own_first_token_distribution(llama: Llama
     }
     assert any(token.startswith(" ") for token in top)  # the label tokens carry their leading space
     for label, probability in expected.items():
-        assert probability == pytest.approx(line["probs1"].get(label, 0.0), abs=1e-6)
+        assert probability == pytest.approx(line["probs1"].get(label, 0.0), abs=0.02)
     assert answer["text"] == line["raw1"]
 
 
-def test_a_rambling_continuation_is_read_from_its_first_token(llama: LlamaServer, tmp_path: Path) -> None:
+def test_a_rambling_continuation_is_read_from_its_first_token(
+    llama: LlamaServer, shared_cache: Path, tmp_path: Path
+) -> None:
     """With room for 6 tokens the model writes on after the label; the verdict is the label, the text kept whole."""
-    run_here(tmp_path / "run", *judge(llama, tmp_path / "cache", "data.limit=1", "judge.max_tokens=6"))
+    run_here(tmp_path / "run", *judge(llama, shared_cache, "data.limit=1", "judge.max_tokens=6"))
     (line,) = verdict_lines(tmp_path / "run")
     for call, raw in ((line["call1"], line["raw1"]), (line["call2"], line["raw2"])):
         first = raw.split()[0].strip(".:,") if raw.split() else ""
@@ -110,38 +122,43 @@ def test_a_rambling_continuation_is_read_from_its_first_token(llama: LlamaServer
 
 
 def test_an_answer_longer_than_the_context_fails_its_calls_and_a_token_cut_by_the_servers_tokenizer_fits(
-    llama: LlamaServer, tmp_path: Path
+    llama: LlamaServer, shared_cache: Path, tmp_path: Path
 ) -> None:
     """An answer beyond n_ctx fails only its item's calls, naming the fix; cut by the model's own tokens it is judged."""
     items = [json.loads(line) for line in (Path(__file__).parents[2] / "src/judgebias/datasets/q1.jsonl").open()][:2]
     items[1]["a"] = "This answer goes on and on. " * 400  # about 2,800 tokens: beyond the 2,048 of n_ctx
     path = tmp_path / "items.jsonl"
     path.write_text("".join(json.dumps(item) + "\n" for item in items), encoding="utf-8")
-    overrides = judge(llama, tmp_path / "cache", "data=jsonl", f"data.path={path}")
+    overrides = judge(llama, shared_cache, "data=jsonl", f"data.path={path}")
     run_here(tmp_path / "long", *overrides)
     short, long = verdict_lines(tmp_path / "long")
     assert {short["call1"], short["call2"]} <= VERDICTS
     assert ("error", "error") == (long["call1"], long["call2"])
     assert "data.normalize.truncate_tokens" in long["error1"]
 
+    before = llama.requests()
     cut = run_here(
         tmp_path / "cut", *overrides, "data.normalize.truncate_tokens=300", "data.normalize.tokenizer=server"
     )
     assert "server" == cut["normalization"]["tokenizer"]
-    assert 2 == cut["calls_live"]  # the short item's calls were cached: its answers are shorter than the cut
-    assert {line["call1"] for line in verdict_lines(tmp_path / "cut")} <= VERDICTS
+    assert 4 == cut["calls_live"] + cut["calls_cached"] and 0 == cut["n_errors"]
+    assert cut["calls_live"] == llama.requests() - before
+    short_cut, long_cut = verdict_lines(tmp_path / "cut")
+    assert short_cut["raw1"] == short["raw1"]  # its answers are shorter than the cut: the same prompt
+    assert {long_cut["call1"], long_cut["call2"]} <= VERDICTS
+    assert 300 == long_cut["tokens_a"]
     config = config_of(*overrides, "data.normalize.truncate_tokens=300", "data.normalize.tokenizer=server")
     tokens = llama.post("/extras/tokenize", {"input": prepare_items(config)[1].a})["tokens"]
     assert 300 <= len(tokens) <= 302  # the model's own tokens (a BOS, and perhaps a seam tokenised anew)
 
 
 def test_a_chat_template_that_drops_the_system_role_is_given_it_in_the_user_message(
-    llama: LlamaServer, tmp_path: Path
+    llama: LlamaServer, shared_cache: Path, tmp_path: Path
 ) -> None:
     """Gemma's template drops the system message; judge.system_role=false puts it before the question instead."""
-    chat = ("judge.api=chat", "judge.max_tokens=2", "judge.logprobs=false", "data.limit=1")
-    dropped = run_here(tmp_path / "dropped", *judge(llama, tmp_path / "cache", *chat))
-    folded = run_here(tmp_path / "folded", *judge(llama, tmp_path / "cache", *chat, "judge.system_role=false"))
+    chat = ("judge.api=chat", "judge.max_tokens=1", "judge.logprobs=false", "data.limit=1")
+    dropped = run_here(tmp_path / "dropped", *judge(llama, shared_cache, *chat))
+    folded = run_here(tmp_path / "folded", *judge(llama, shared_cache, *chat, "judge.system_role=false"))
     assert folded["prompt_tokens"] > dropped["prompt_tokens"] + 40  # the system text now reaches the model
     for run in ("dropped", "folded"):
         (line,) = verdict_lines(tmp_path / run)
@@ -150,28 +167,30 @@ def test_a_chat_template_that_drops_the_system_role_is_given_it_in_the_user_mess
 
 
 @pytest.mark.slow
-def test_a_sweep_over_two_rubrics_judges_with_each(llama: LlamaServer, cli: Cli) -> None:
+def test_a_sweep_over_two_rubrics_judges_with_each(llama: LlamaServer, shared_cache: Path, cli: Cli) -> None:
     """`-m rubric=default,content_only` runs both jobs against the real model and writes the sweep table."""
     before = llama.requests()
-    result = cli("-m", *judge(llama, None, "data.limit=2"), "rubric=default,content_only")
+    result = cli("-m", *judge(llama, None, "data.limit=2"), "rubric=default,content_only", f"cache.dir={shared_cache}")
     assert 0 == result.code, result
-    assert 8 == llama.requests() - before
     summaries = [json.loads((result.run_dir / job / "summary.json").read_text()) for job in ("0", "1")]
     assert ["default", "content_only"] == [summary["rubric"] for summary in summaries]
+    assert [4, 4] == [summary["calls_live"] + summary["calls_cached"] for summary in summaries]
+    assert sum(summary["calls_live"] for summary in summaries) == llama.requests() - before
     assert (result.run_dir / "sweep_summary.csv").exists()
 
 
 @pytest.mark.slow
 def test_ctrl_c_keeps_every_reply_and_the_rerun_sends_only_the_rest(llama: LlamaServer, cli: Cli) -> None:
-    """SIGINT after the model's first replies: exit 130, replies kept; the rerun asks the server for the rest only."""
-    overrides = judge(llama, None, "data.limit=4", "max_concurrency=1")
+    """SIGINT after the model's first reply: exit 130, replies kept; the rerun asks the server for the rest only."""
+    cue = "rubric.answer_cue=On balance the better answer is Answer"  # prompts no other test sends: all calls live
+    overrides = judge(llama, None, "data.limit=2", "max_concurrency=1", cue)
     run_dir = cli.tmp_path / "stopped"
     command = [sys.executable, "-m", "judgebias.run", f"cache.dir={cli.cache_dir}", f"hydra.run.dir={run_dir}"]
     command += overrides
     before = llama.requests()
     process = subprocess.Popen(command, cwd=cli.tmp_path, env=cli.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 240
-    while llama.requests() - before < 2:
+    while llama.requests() - before < 1:
         assert process.poll() is None, "the run ended before it was interrupted"
         assert time.monotonic() < deadline, "the model answered nothing"
         time.sleep(0.05)
@@ -180,7 +199,7 @@ def test_ctrl_c_keeps_every_reply_and_the_rerun_sends_only_the_rest(llama: Llama
     assert 130 == process.returncode, stderr
     kept = len(cached_replies(cli.cache_dir))
     answered = llama.requests() - before
-    assert 2 <= kept == answered < 8
+    assert 1 <= kept == answered < 4
     rerun = cli(*overrides)
     assert 0 == rerun.code, rerun
-    assert 8 - kept == rerun.summary()["calls_live"] == llama.requests() - before - answered
+    assert 4 - kept == rerun.summary()["calls_live"] == llama.requests() - before - answered
