@@ -10,8 +10,8 @@ import pytest
 from judgebias.backends.openai import OpenAIJudge
 from judgebias.core.errors import UserError
 from judgebias.devserver.server import RunningServer, ServerOptions, start_server
-from tests.conftest import write_items
-from tests.reliability.conftest import config_of, pairs, run_here, verdict_lines
+from tests.helpers import write_items
+from tests.reliability.helpers import config_of, pairs, run_here, verdict_lines
 
 
 def _overrides(tmp_path: Path, url: str, *more: str, items: list[dict[str, str]] | None = None) -> list[str]:

