@@ -29,15 +29,19 @@ def bootstrap_counts(n: int, resamples: int, seed: int) -> Iterator[FloatArray]:
     # The block size depends on n only, so the same (n, resamples, seed) always yields the same numbers.
     if n <= 0 or resamples <= 0:
         return
+    for counts in _drawn(n, resamples, seed, rows=max(1, min(resamples, _BLOCK_CELLS // n))):
+        yield counts.astype(np.float64)
+
+
+def _drawn(units: int, resamples: int, seed: int, *, rows: int) -> Iterator[IntArray]:
+    """Blocks of how often each of `units` was drawn, `units` draws with replacement per resample, `rows` a block."""
     rng = np.random.default_rng(seed)
-    rows = max(1, min(resamples, _BLOCK_CELLS // n))
     done = 0
     while done < resamples:
         block = min(rows, resamples - done)
-        index = rng.integers(0, n, size=(block, n))
-        flat = (index + (np.arange(block, dtype=np.int64) * n)[:, None]).ravel()
-        counts = np.bincount(flat, minlength=block * n).reshape(block, n)
-        yield counts.astype(np.float64)
+        index = rng.integers(0, units, size=(block, units))
+        flat = (index + (np.arange(block, dtype=np.int64) * units)[:, None]).ravel()
+        yield np.bincount(flat, minlength=block * units).reshape(block, units)
         done += block
 
 
@@ -51,16 +55,9 @@ def cluster_bootstrap_counts(groups: IntArray, resamples: int, seed: int) -> Ite
     clusters = int(groups.max()) + 1 if n else 0
     if n <= 0 or resamples <= 0:
         return
-    rng = np.random.default_rng(seed)
     rows = max(1, min(resamples, _BLOCK_CELLS // max(n, clusters)))
-    done = 0
-    while done < resamples:
-        block = min(rows, resamples - done)
-        index = rng.integers(0, clusters, size=(block, clusters))
-        flat = (index + (np.arange(block, dtype=np.int64) * clusters)[:, None]).ravel()
-        drawn = np.bincount(flat, minlength=block * clusters).reshape(block, clusters)
+    for drawn in _drawn(clusters, resamples, seed, rows=rows):
         yield drawn[:, groups].astype(np.float64)
-        done += block
 
 
 def resample_counts(n: int, resamples: int, seed: int, groups: IntArray | None = None) -> Iterator[FloatArray]:
