@@ -42,7 +42,14 @@ def test_normalisation_is_recorded_and_changes_the_cache_keys(cli, server, tmp_p
     stripped = cli(*local(judge.url, "data=jsonl", f"data.path={data}", "data.normalize.strip=true"), env=KEY)
     assert (0, 0) == (plain.code, stripped.code)
     assert 4 == judge.stats()["requests"]
-    assert {"strip": True, "truncate_words": None, "strip_markdown": False} == stripped.summary()["normalization"]
+    expected = {
+        "strip": True,
+        "truncate_words": None,
+        "truncate_tokens": None,
+        "tokenizer": "words",
+        "strip_markdown": False,
+    }
+    assert expected == stripped.summary()["normalization"]
     assert (8, 8) == (stripped.verdicts()[0]["chars_a"], stripped.verdicts()[0]["chars_b"])
 
 
