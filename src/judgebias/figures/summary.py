@@ -9,6 +9,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any, cast
 
+from judgebias.config.pricing import call_cost
 from judgebias.config.schema import Config, judges_of
 from judgebias.core.record import ItemResult, Summary
 from judgebias.figures.clustering import Clustering
@@ -89,14 +90,10 @@ def build_summary(
     models: set[str] = set()
     batched = 0
     for name, judge in judges.items():
-        price_in = judge.price_input_per_mtok / 1e6
-        price_out = judge.price_output_per_mtok / 1e6
         for row in per_judge[name]:
             for call in row.calls:
-                amount = call.prompt_tokens * price_in + call.completion_tokens * price_out
-                if call.batched:
-                    amount *= judge.batch_discount
-                    batched += 1
+                amount = call_cost(judge, call.prompt_tokens, call.completion_tokens, batched=call.batched)
+                batched += call.batched
                 if call.cached:
                     saved += amount
                 else:

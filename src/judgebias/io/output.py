@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from judgebias.backends import Call, Judging
+from judgebias.config.pricing import call_cost
 from judgebias.config.schema import Config, judges_of
 from judgebias.core.item import Item
 from judgebias.core.record import (
@@ -259,12 +260,9 @@ def dry_run_estimate(
         tokens = estimate_prompt_tokens(request.messages, count)
         entry["calls_live"] += 1
         entry["prompt_tokens_est"] += tokens
-        cost = (
-            tokens * judging.config.price_input_per_mtok
-            + (judging.config.max_tokens or 0) * judging.config.price_output_per_mtok
-        ) / 1e6
-        entry["cost_usd_est"] += cost
-        entry["cost_usd_est_batch"] += cost * judging.config.batch_discount
+        budget = judging.config.max_tokens or 0  # the most a reply can cost
+        entry["cost_usd_est"] += call_cost(judging.config, tokens, budget)
+        entry["cost_usd_est_batch"] += call_cost(judging.config, tokens, budget, batched=True)
     return {
         "dry_run": True,
         "judge": judgings[0].name if len(judgings) == 1 else "ensemble",
