@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import diskcache
@@ -99,3 +100,26 @@ def test_the_key_ignores_dict_order_and_follows_every_value() -> None:
     changed = request | {"messages": [{"role": "user", "content": "q2"}]}
 
     assert (call_key(request), True) == (call_key(reordered), call_key(changed) != call_key(request))
+
+
+def test_threads_that_store_the_first_replies_at_once_all_store_them(tmp_path: Path) -> None:
+    """A cache first opened by many threads at the same moment (the Redis outbox opens mid-run) keeps every reply."""
+    cache = ReplyCache(str(tmp_path / "fresh"), "use")
+    start = threading.Barrier(8)
+    failed: list[BaseException] = []
+
+    def store(index: int) -> None:
+        start.wait()
+        try:
+            cache.put(f"{index:064x}", {"text": "A"})
+        except BaseException as error:
+            failed.append(error)
+
+    threads = [threading.Thread(target=store, args=(i,)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert [] == failed
+    assert 8 == len(cache.get_many([f"{i:064x}" for i in range(8)]))
+    cache.close()

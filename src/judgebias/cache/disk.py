@@ -113,8 +113,15 @@ class ReplyCache:
         self._cache: diskcache.Cache | None = None
         self._writer: sqlite3.Connection | None = None
         self._lock = threading.Lock()
+        self._opening = threading.Lock()  # the first callers may race to open (the Redis outbox opens mid-run)
 
     def _open(self) -> diskcache.Cache:
+        if self._cache is not None:  # opened once; every call after the first skips the lock
+            return self._cache
+        with self._opening:
+            return self._open_once()
+
+    def _open_once(self) -> diskcache.Cache:
         if self._cache is None:
             where = str(self.directory)
             try:
@@ -147,7 +154,7 @@ class ReplyCache:
         reserve = self.directory / RESERVE
         if reserve.exists():
             return
-        partial = reserve.with_name(f"{RESERVE}.{os.getpid()}.tmp")
+        partial = reserve.with_name(f"{RESERVE}.{os.getpid()}.{threading.get_ident()}.tmp")
         try:
             with open(partial, "wb") as handle:
                 handle.write(bytes(RESERVE_BYTES))
