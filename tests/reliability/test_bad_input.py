@@ -57,7 +57,7 @@ REFUSED: list[Any] = [
     pytest.param(
         jsonl(b'{"id": "2", "question": "Q", "a": "x\\ud83d", "b": "y"}'), 2, "a", "surrogate", id="lone-half"
     ),
-    pytest.param(jsonl(item(human="A")), 2, "human", "must be one of 1, 2, tie", id="bad-human-label"),
+    pytest.param(jsonl(item(human="C")), 2, "human", "must be a, b or tie", id="bad-human-label"),
     pytest.param(jsonl(item(human_votes="1")), 2, "human_votes", "must be a list", id="bad-human-votes"),
 ]
 
