@@ -69,3 +69,23 @@ def test_a_backend_without_a_batch_transport_is_refused_in_one_line() -> None:
     assert judging.backend.batch_transport() is None
     with pytest.raises(UserError, match=r"judge 's' .* cannot send batches: use judge.mode=live"):
         transport_of(judging)
+
+
+def test_an_imported_line_with_an_error_body_is_not_cached_and_fails_with_its_reason(tmp_path: Path) -> None:
+    """A 200 line whose body is an error object (transient-looking) fails its call with that reason, uncached."""
+    config = judge(mode=JudgeMode["import"], batch_file=str(tmp_path / "out.jsonl"))
+    judging = Judging("j", config, build_backend(config, RUBRIC, None))
+    calls = two_calls(judging)
+    key = calls[0].key
+    assert key is not None
+    body = {"error": {"message": "upstream overloaded", "type": "server_error"}}
+    line = {"custom_id": batchfile.custom_id(key), "response": {"status_code": 200, "body": body}}
+    (tmp_path / "out.jsonl").write_text(json.dumps(line) + "\n", encoding="utf-8")
+    cache = ReplyCache(str(tmp_path / "cache"), "use")
+    result = prefill([judging], calls, cache, tmp_path / "run", progress=ProgressMode.off)
+    assert (set(), {}) == (result.batched, cache.get_many([key]))
+    assert judging.batch_gaps is not None
+    assert "out.jsonl:1: an error sent with status 200: upstream overloaded (not cached)" == judging.batch_gaps.reason(
+        key
+    )
+    cache.close()

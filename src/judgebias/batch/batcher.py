@@ -17,11 +17,18 @@ from pathlib import Path
 from typing import Any
 
 from judgebias.batch import files as batchfile
-from judgebias.core.errors import FatalJudgeError, UserError
+from judgebias.core.errors import FatalJudgeError, UnusableReply, UserError
 from judgebias.io.files import write_json
 
 TERMINAL = ("completed", "failed", "expired", "cancelled")
-ReplyOf = Callable[[Mapping[str, Any], str], dict[str, Any]]  # (response body, cache key) -> cached reply JSON
+# A 5xx that outlasts the SDK's retries on a files/batches route: most often a gateway with no batch backend
+# behind it (LiteLLM's proxy answers 500 when its config has no files_settings), not an outage.
+ROUTE_HINT = (
+    "the endpoint's files/batches routes fail: a gateway needs a files and batches backend configured (LiteLLM: "
+    "files_settings in its config.yaml), or run judge.mode=live"
+)
+# (response body, cache key) -> cached reply JSON; raises UnusableReply for a body that must not be cached
+ReplyOf = Callable[[Mapping[str, Any], str], dict[str, Any]]
 
 
 @dataclass
@@ -117,7 +124,9 @@ class Batcher:
         try:
             return self._run(calls, wait=wait)
         except api_error() as error:
-            raise FatalJudgeError(f"the Batch API at {self.endpoint}: {explain(error)}") from None
+            status = getattr(error, "status_code", None)
+            hint = f"; {ROUTE_HINT}" if isinstance(status, int) and status >= 500 else ""
+            raise FatalJudgeError(f"the Batch API at {self.endpoint}: {explain(error)}{hint}") from None
 
     def _run(self, calls: Iterable[tuple[str, Mapping[str, Any]]], *, wait: bool) -> Outcome:
         outcome = Outcome()
@@ -233,11 +242,16 @@ class Batcher:
                 if key is None or line.custom_id not in wanted:
                     continue  # another run's line: left pending for it
                 answered.add(line.custom_id)
-                if line.body is not None:
-                    self.put(key, self.reply_of(line.body, key))
-                    outcome.filled.add(key)
-                else:
+                if line.body is None:
                     outcome.errors[key] = f"batch {record.batch_id}: {line.error}"
+                    continue
+                try:
+                    stored = self.reply_of(line.body, key)
+                except UnusableReply as unusable:  # an error body or no choices: asked again by the next run
+                    outcome.errors[key] = f"batch {record.batch_id}: {unusable} (not cached)"
+                    continue
+                self.put(key, stored)
+                outcome.filled.add(key)
         for line_id in wanted.intersection(record.pending) - answered:
             key = batchfile.key_of(line_id)
             if key is not None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -22,8 +22,8 @@ from judgebias.batch import files as batchfile
 from judgebias.cache import ReplyStore
 from judgebias.cache.age import stamped
 from judgebias.config.schema import JudgeMode, ProgressMode
-from judgebias.core.errors import BatchPending, UserError
-from judgebias.core.record import Request
+from judgebias.core.errors import BatchPending, UnusableReply, UserError
+from judgebias.core.record import TRANSIENT_OUTCOMES, Request
 
 
 @dataclass
@@ -100,6 +100,15 @@ def transport_of(judging: Judging) -> BatchTransport:
     return transport
 
 
+def _stored(judging: Judging, body: Mapping[str, Any], request: Request) -> dict[str, Any]:
+    """A batch line's reply as the cache keeps it; one that looks transient (an error body, no choices) raises
+    UnusableReply instead, so it is never cached and the next run asks it again, as a live call would."""
+    reply = transport_of(judging).reply_from_json(body, request)
+    if reply.outcome in TRANSIENT_OUTCOMES:
+        raise UnusableReply(reply)
+    return stamped(judging.backend.stored(reply, request))
+
+
 def _left(misses: dict[str, Request], result: Prefilled) -> dict[str, Request]:
     """The misses no batch has answered yet (neither a reply nor an error)."""
     return {key: request for key, request in misses.items() if key not in result.batched and key not in result.errors}
@@ -129,7 +138,7 @@ def _batch(
         backend.endpoint,
         Ledger(cache.directory / "batches"),
         cache.put,
-        lambda body, key: stamped(judging.backend.stored(backend.reply_from_json(body, misses[key]), misses[key])),
+        lambda body, key: _stored(judging, body, misses[key]),
         batch_size=judging.config.batch_size,
         poll_seconds=judging.config.batch_poll_seconds,
         show=show,
@@ -170,7 +179,7 @@ def _import(
     judging: Judging, misses: dict[str, Request], known: set[str], cache: ReplyStore, result: Prefilled
 ) -> None:
     """Load an OpenAI-format output file into the cache; a line for no call of this run is refused by number."""
-    backend = transport_of(judging)
+    transport_of(judging)  # a backend without batch support is refused before the file is read
     assert judging.config.batch_file, "settings.check_batch refuses judge.mode=import without judge.batch_file"
     path = Path(judging.config.batch_file).expanduser()
     try:
@@ -190,14 +199,17 @@ def _import(
         assert key is not None
         if key not in misses:
             continue  # already in the cache
-        if line.body is not None:
-            cache.put(
-                key, stamped(judging.backend.stored(backend.reply_from_json(line.body, misses[key]), misses[key]))
-            )
-            result.batched.add(key)
-            result.errors.pop(key, None)
-        else:
+        if line.body is None:
             result.errors[key] = f"{path.name}:{line.line}: {line.error}"
+            continue
+        try:
+            stored = _stored(judging, line.body, misses[key])
+        except UnusableReply as unusable:
+            result.errors[key] = f"{path.name}:{line.line}: {unusable} (not cached)"
+            continue
+        cache.put(key, stored)
+        result.batched.add(key)
+        result.errors.pop(key, None)
 
 
 class StatusLine:

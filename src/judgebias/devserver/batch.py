@@ -27,11 +27,22 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-Answer = Callable[[dict[str, Any]], tuple[int, dict[str, Any]]]
+Answer = Callable[[dict[str, Any], str], tuple[int, dict[str, Any]]]  # (request body, reply shape) -> status, body
 
 ENDPOINTS: Final = ("/v1/chat/completions",)
 MAX_FILE_BYTES: Final = 200 * 1024 * 1024
 TERMINAL: Final = ("completed", "failed", "expired", "cancelled")
+# The server's status-200 reply shapes a batch line's body can take (every one but html: a line's body is JSON).
+LINE_SHAPES: Final = (
+    "normal",
+    "refusal",
+    "content_filter",
+    "tool_calls",
+    "no_choices",
+    "empty_choices",
+    "error_body",
+    "content_parts",
+)
 _FILE = re.compile(r"^/v1/files/(?P<id>[A-Za-z0-9_-]+)(?P<content>/content)?$")
 _BATCH = re.compile(r"^/v1/batches/(?P<id>[A-Za-z0-9_-]+)(?P<cancel>/cancel)?$")
 
@@ -44,9 +55,16 @@ class BatchOptions:
     fail_fraction: float = 0.0  # lines answered 500 the first time their custom_id is seen (drawn on the body)
     expire_after_lines: int | None = None  # a batch expires once it has run this many lines
     max_lines: int = 50_000  # a larger input file fails validation, as OpenAI's limit does
+    reply_shape: str = "normal"  # a line's status-200 body the first time it runs (LINE_SHAPES), e.g. no_choices
+    route_status: int | None = None  # every files/batches request answered with this status (a gateway's route
+    # without a files backend: LiteLLM answers 500)
 
     def __post_init__(self) -> None:
         """Reject settings that would make the behaviour ill-defined."""
+        if self.reply_shape not in LINE_SHAPES:
+            raise ValueError(f"batch reply_shape must be one of {', '.join(LINE_SHAPES)}, got {self.reply_shape!r}")
+        if self.route_status is not None and not 400 <= self.route_status <= 599:
+            raise ValueError("batch route_status must be an HTTP error status (400-599), or None")
         if self.seconds < 0 or not 0.0 <= self.fail_fraction <= 1.0:
             raise ValueError("batch seconds must be >= 0 and fail_fraction within [0, 1]")
         if self.expire_after_lines is not None and self.expire_after_lines < 0:
@@ -95,6 +113,8 @@ def add_batch_arguments(parser: argparse.ArgumentParser) -> None:
         help="a batch expires after running this many lines",
     )
     add("--batch-max-lines", type=int, default=defaults.max_lines, help="larger input files fail validation")
+    add("--batch-reply-shape", choices=LINE_SHAPES, default=defaults.reply_shape, help="a line's body the first time")
+    add("--batch-route-status", type=int, default=None, help="answer every files/batches request with this status")
 
 
 def batch_options(args: dict[str, Any]) -> BatchOptions:
@@ -104,6 +124,8 @@ def batch_options(args: dict[str, Any]) -> BatchOptions:
         fail_fraction=args.pop("batch_fail_fraction"),
         expire_after_lines=args.pop("batch_expire_after_lines"),
         max_lines=args.pop("batch_max_lines"),
+        reply_shape=args.pop("batch_reply_shape"),
+        route_status=args.pop("batch_route_status"),
     )
 
 
@@ -129,6 +151,10 @@ class BatchApi:
 
     def handle(self, method: str, path: str, content_type: str, body: bytes) -> tuple[int, bytes] | None:
         """The response to a Batch API request, or None when the path is not part of it."""
+        if self.options.route_status is not None and path.startswith(("/v1/files", "/v1/batches")):
+            # What LiteLLM's proxy answers on these routes when no files/batches backend is configured.
+            message = "files_settings is not set, set it on your config.yaml file."
+            return _error(self.options.route_status, message, None, code=str(self.options.route_status))
         if method == "POST" and path == "/v1/files":
             return self._upload(content_type, body)
         if method == "POST" and path == "/v1/batches":
@@ -323,7 +349,7 @@ class BatchApi:
                 status_code = 500
                 reply = {"error": {"message": "The server had an error processing this request.", "code": None}}
             else:
-                status_code, reply = self.answer(line["body"])
+                status_code, reply = self.answer(line["body"], self.options.reply_shape if seen == 0 else "normal")
             self.counts["lines_answered"] += 1
             response = {"status_code": status_code, "request_id": f"req_{batch.id}_{index}", "body": reply}
             (outputs if status_code == 200 else errors).append(_line(record | {"response": response, "error": None}))

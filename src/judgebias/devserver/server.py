@@ -100,6 +100,8 @@ class ServerOptions:
     latency: float = 0.0
     rate_limit: float | None = None
     api_key: str | None = None
+    required_header: tuple[str, str] | None = None  # (name, value) every /v1 request must carry, as a gateway that
+    # authenticates or routes by header wants; a request without it is answered 401
     served_model: str | None = None
     allowed_models: tuple[str, ...] = ()
     p429: float = 0.0
@@ -232,8 +234,9 @@ class _State:
             self._zero()
             self.in_flight = in_flight
 
-    def answer(self, request: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-        """A batch line's status and body: what the live endpoint answers the same request, without faults."""
+    def answer(self, request: dict[str, Any], shape: str = "normal") -> tuple[int, dict[str, Any]]:
+        """A batch line's status and body: what the live endpoint answers the same request, without faults (its
+        body in `shape`, one of the batch's LINE_SHAPES)."""
         model = request.get("model")
         if not isinstance(request.get("messages"), list) or not isinstance(model, str) or not model:
             return 400, {"error": {"message": "The body needs 'model' and a 'messages' list.", "code": None}}
@@ -243,7 +246,8 @@ class _State:
         with self.lock:
             self.serial += 1
             serial = self.serial
-        return 200, _completion(request, _decide(request, self.options), self.options, serial, truncate=False)
+        payload = _completion(request, _decide(request, self.options), self.options, serial, truncate=False)
+        return 200, json.loads(_shaped(payload, shape)) if shape != "normal" else payload
 
     def snapshot(self) -> dict[str, Any]:
         """The counters as JSON-ready data (the same dict GET /stats returns)."""
@@ -408,6 +412,11 @@ class _Handler(BaseHTTPRequestHandler):
                 else:
                     state.with_auth += 1
                     state.auth_seen.add(hashlib.sha256(header.encode("utf-8", "replace")).digest())
+        required = state.options.required_header
+        if required is not None and self.headers.get(required[0]) != required[1]:
+            message = f"The header {required[0]!r} is missing or wrong (judgebias devserver)."
+            self._completion_error(401, message, "invalid_request_error", "missing_header", count=count)
+            return False
         key = state.options.api_key
         if key is None or header == f"Bearer {key}":
             return True

@@ -1,0 +1,94 @@
+"""Batch mode behind a gateway: its headers on every batch request, its replies that are not verdicts, its 500s."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from judgebias.core.errors import FatalJudgeError
+from judgebias.devserver.batch import BatchOptions
+from judgebias.devserver.server import RunningServer, ServerOptions, start_server
+from tests.helpers import write_items
+from tests.reliability.helpers import pairs, run_here
+
+ITEMS = 4
+CALLS = 2 * ITEMS
+
+
+@pytest.fixture
+def started() -> Iterator[list[RunningServer]]:
+    """The dev servers a test starts, stopped after it."""
+    servers: list[RunningServer] = []
+    yield servers
+    for server in servers:
+        server.stop()
+
+
+def serve(started: list[RunningServer], **options: Any) -> RunningServer:
+    """A dev server with these options, stopped when the test ends."""
+    server = start_server(ServerOptions(policy="hash", **options))
+    started.append(server)
+    return server
+
+
+def batch_run(server: RunningServer, tmp_path: Path, *more: str, name: str = "run", mode: str = "batch") -> Any:
+    """One in-process run of the `local` judge at `server` in batch mode (cache in tmp_path/cache); its summary."""
+    data = tmp_path / "items.jsonl"
+    if not data.exists():
+        write_items(data, pairs(ITEMS))
+    return run_here(
+        tmp_path / name,
+        "judge=local",
+        f"judge.base_url={server.url}",
+        "judge.api_key_env=null",
+        f"judge.mode={mode}",
+        "judge.batch_poll_seconds=0.05",
+        "judge.retry_backoff=0.01",
+        "judge.retry_backoff_max=0.05",
+        "data=jsonl",
+        f"data.path={data}",
+        f"cache.dir={tmp_path / 'cache'}",
+        "bootstrap.resamples=0",
+        "report=false",
+        "progress=off",
+        *more,
+    )
+
+
+def test_the_batch_api_client_sends_judge_extra_headers(
+    started: list[RunningServer], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A gateway that authenticates batch requests by header gets judge.extra_headers on uploads and batches."""
+    monkeypatch.setenv("JB_TEST_ROUTE", "route-7f3a")
+    server = serve(started, required_header=("X-Route", "route-7f3a"))
+    summary = batch_run(server, tmp_path, "+judge.extra_headers.X-Route=JB_TEST_ROUTE")
+    assert (CALLS, 0) == (summary["calls_batched"], summary["failed_calls"])
+    assert (1, 1) == (server.stats()["batch"]["uploads"], server.stats()["batch"]["batches_created"])
+
+
+def test_a_gateways_batch_route_answering_500_is_one_line_naming_cause_and_fix(
+    started: list[RunningServer], tmp_path: Path
+) -> None:
+    """LiteLLM without a files backend answers 500 on /v1/files: the run stops with one line saying what to do."""
+    server = serve(started, batch=BatchOptions(route_status=500))
+    with pytest.raises(FatalJudgeError) as stopped:
+        batch_run(server, tmp_path)
+    message = str(stopped.value)
+    assert "\n" not in message
+    assert "HTTP 500" in message and "files_settings" in message and "judge.mode=live" in message
+    assert 0 == server.stats()["requests"]  # no live call was made instead
+
+
+def test_batch_lines_without_a_verdict_that_look_transient_are_not_cached_and_asked_again(
+    started: list[RunningServer], tmp_path: Path
+) -> None:
+    """A batch line whose body has no choices fails its call and is not cached: the rerun's batch asks it again."""
+    server = serve(started, batch=BatchOptions(reply_shape="no_choices"))
+    first = batch_run(server, tmp_path)
+    again = batch_run(server, tmp_path, name="again")
+    assert (0, CALLS) == (first["calls_batched"], first["failed_calls"])
+    assert (CALLS, 0, 0) == (again["calls_batched"], again["calls_cached"], again["failed_calls"])
+    assert 2 * CALLS == server.stats()["batch"]["lines_answered"]
