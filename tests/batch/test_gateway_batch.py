@@ -38,6 +38,7 @@ def batch_run(server: RunningServer, tmp_path: Path, *more: str, name: str = "ru
     """One in-process run of the `local` judge at `server` in batch mode (cache in tmp_path/cache); its summary."""
     data = tmp_path / "items.jsonl"
     if not data.exists():
+        data.parent.mkdir(parents=True, exist_ok=True)
         write_items(data, pairs(ITEMS))
     return run_here(
         tmp_path / name,
@@ -92,3 +93,24 @@ def test_batch_lines_without_a_verdict_that_look_transient_are_not_cached_and_as
     assert (0, CALLS) == (first["calls_batched"], first["failed_calls"])
     assert (CALLS, 0, 0) == (again["calls_batched"], again["calls_cached"], again["failed_calls"])
     assert 2 * CALLS == server.stats()["batch"]["lines_answered"]
+
+
+def test_a_batch_naming_the_providers_model_shares_the_cache_with_live_runs_through_the_alias(
+    started: list[RunningServer], tmp_path: Path
+) -> None:
+    """With judge.batch_model, batch lines name the provider's model and the key stays the alias's: either run
+    after the other is free, and both are one judge."""
+    server = serve(started, allowed_models=("judge-alias",), batch=BatchOptions(models=("provider-model",)))
+    alias = ("judge.model=judge-alias", "judge.batch_model=provider-model")
+    live = batch_run(server, tmp_path / "a", *alias, mode="live")
+    batched_after = batch_run(server, tmp_path / "a", *alias, name="batched")
+    assert (0, 0, CALLS) == (batched_after["calls_batched"], server.stats()["batch"]["uploads"], live["calls_live"])
+    assert CALLS == batched_after["calls_cached"]
+
+    batched = batch_run(server, tmp_path / "b", *alias)
+    requests = server.stats()["requests"]
+    live_after = batch_run(server, tmp_path / "b", *alias, mode="live", name="live")
+    assert (CALLS, 0) == (batched["calls_batched"], batched["failed_calls"])
+    assert (CALLS, requests) == (live_after["calls_cached"], server.stats()["requests"])
+    assert {"provider-model": CALLS} == batched["answered_by"]
+    assert ["ok"] * 4 == [s["status"] for s in (live, batched_after, batched, live_after)]

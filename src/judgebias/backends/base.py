@@ -19,15 +19,16 @@ FleetSource = Callable[[str, float | None, float | None], Fleet | None]  # (scop
 
 
 class BatchTransport(Protocol):
-    """What batch mode needs of a provider: its client and endpoint, the body a call sends, a reply read back."""
+    """What batch mode needs of a provider: its client and endpoint, the body a batch line sends, a reply read back."""
 
     endpoint: str
 
     def client(self) -> Any:
         """The provider's SDK client (its Batch and Files APIs)."""
 
-    def request_body(self, messages: list[dict[str, str]], sample: int = 0) -> dict[str, Any]:
-        """The request body one call (ask `sample` of its order) sends, as a batch line carries it."""
+    def batch_body(self, messages: list[dict[str, str]], sample: int = 0) -> dict[str, Any]:
+        """The request body one batch line carries for one call (ask `sample` of its order): a live call's body,
+        with the batch's model name."""
 
     def reply_from_json(self, body: Mapping[str, Any], request: Request) -> Reply:
         """A reply read from the response body a batch line returned."""

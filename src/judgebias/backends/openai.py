@@ -190,6 +190,12 @@ class OpenAIJudge(Backend):
         params.update(config.extra_body)
         return params
 
+    def batch_body(self, messages: list[dict[str, str]], sample: int = 0) -> dict[str, Any]:
+        """The body one batch line carries: a live call's, naming judge.batch_model when set (a gateway's batch
+        route passes the file to the provider, which knows its own model names, not the gateway's alias)."""
+        body = self.request_body(messages, sample)
+        return body | {"model": self.config.batch_model} if self.config.batch_model else body
+
     def reply_from_json(self, body: Mapping[str, Any], request: Request) -> Reply:
         """The Reply of one chat-completion response body (a batch output line's body; backends.chat_reply).
 

@@ -143,7 +143,7 @@ def _batch(
         poll_seconds=judging.config.batch_poll_seconds,
         show=show,
     )
-    outcome = batcher.run(((key, backend.request_body(r.messages, r.sample)) for key, r in misses.items()), wait=wait)
+    outcome = batcher.run(((key, backend.batch_body(r.messages, r.sample)) for key, r in misses.items()), wait=wait)
     result.batched |= outcome.filled
     result.errors |= outcome.errors
     seen = {entry["id"]: index for index, entry in enumerate(result.batches)}
@@ -164,12 +164,12 @@ def _export(judging: Judging, misses: dict[str, Request], out_dir: Path) -> None
     path = out_dir / "batch_input.jsonl"
     with path.open("wb") as file:
         for key, request in misses.items():
-            file.write(batchfile.input_line(key, backend.request_body(request.messages, request.sample)))
+            file.write(batchfile.input_line(key, backend.batch_body(request.messages, request.sample)))
     output = path.with_name("batch_output.jsonl")
     raise BatchPending(
         f"judge {judging.name!r}: {len(misses)} calls written to {path}\n"
         f"run them where the model is, e.g.:\n"
-        f"  vllm run-batch -i {path} -o {output} --model {judging.config.model}\n"
+        f"  vllm run-batch -i {path} -o {output} --model {judging.config.batch_model or judging.config.model}\n"
         f"then load the replies and finish the run:\n"
         f"  {_command()} judge.mode=import judge.batch_file={output}"
     )

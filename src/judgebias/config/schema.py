@@ -143,6 +143,12 @@ class JudgeConfig:
     batch_wait: bool = True  # false: submit, print how to collect, exit 75
     batch_discount: float = 0.5  # batched calls cost this fraction of the live price
     batch_file: str | None = None  # judge.mode=import: the OpenAI-format output file to load
+    batch_model: str | None = None  # the model a batch line names (a provider's, when judge.model is a gateway's
+    # alias the batch route does not know); null = judge.model. Not in the cache key: batch and live runs share it
+
+    def other_models(self) -> list[str]:
+        """The models besides judge.model a reply may name: judge.expect_models and the batch's judge.batch_model."""
+        return [*self.expect_models, *([self.batch_model] if self.batch_model else [])]
 
 
 @dataclass

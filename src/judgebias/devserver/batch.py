@@ -55,6 +55,8 @@ class BatchOptions:
     fail_fraction: float = 0.0  # lines answered 500 the first time their custom_id is seen (drawn on the body)
     expire_after_lines: int | None = None  # a batch expires once it has run this many lines
     max_lines: int = 50_000  # a larger input file fails validation, as OpenAI's limit does
+    models: tuple[str, ...] = ()  # models batch lines may name (a provider's, behind a gateway whose live route
+    # takes an alias); empty: the server's allowed_models
     reply_shape: str = "normal"  # a line's status-200 body the first time it runs (LINE_SHAPES), e.g. no_choices
     route_status: int | None = None  # every files/batches request answered with this status (a gateway's route
     # without a files backend: LiteLLM answers 500)
@@ -254,7 +256,8 @@ class BatchApi:
             if not isinstance(request, dict) or not isinstance(request.get("model"), str):
                 fail(number, "missing_required_parameter", "Missing required parameter: 'body.model'.", "body.model")
                 continue
-            if self.allowed_models and request["model"] not in self.allowed_models:
+            allowed = self.options.models or self.allowed_models
+            if allowed and request["model"] not in allowed:
                 message = f"The provided model '{request['model']}' is not supported by the Batch API."
                 fail(number, "model_not_found", message, "body.model")
             lines.append(line)

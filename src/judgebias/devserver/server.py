@@ -240,7 +240,8 @@ class _State:
         model = request.get("model")
         if not isinstance(request.get("messages"), list) or not isinstance(model, str) or not model:
             return 400, {"error": {"message": "The body needs 'model' and a 'messages' list.", "code": None}}
-        if self.options.allowed_models and model not in self.options.allowed_models:
+        allowed = self.options.batch.models or self.options.allowed_models
+        if allowed and model not in allowed:
             message = f"The model `{model}` does not exist or you do not have access to it."
             return 404, {"error": {"message": message, "type": "invalid_request_error", "code": "model_not_found"}}
         with self.lock:

@@ -446,7 +446,7 @@ def _reasked(hit: dict[str, Any], judging: Judging, reask: AbstractSet[str]) -> 
         return False
     config = judging.config
     return (
-        foreign_reason(reply.model, reply.deployment, reply.fallbacks, config.model, config.expect_models) is not None
+        foreign_reason(reply.model, reply.deployment, reply.fallbacks, config.model, config.other_models()) is not None
     )
 
 

@@ -102,7 +102,7 @@ def build_summary(
                     models.add(call.model)
     consistency_note = summary.get("position_consistency_note")
     origin = merge_origins(
-        {name: judge_origin(per_judge[name], judge.model, judge.expect_models) for name, judge in judges.items()}
+        {name: judge_origin(per_judge[name], judge.model, judge.other_models()) for name, judge in judges.items()}
     )
     mixed_by = origin.pop("mixed_judge_by", None)
     mixed_note = mixed_judge_note(origin | ({"mixed_judge_by": mixed_by} if mixed_by else {}), str(summary["judge"]))
