@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from judgebias.core.errors import FatalJudgeError
 from tests.gateway.helpers import KEY_ENV, LIMITED_RPM, MASTER_KEY, Gateway, dataset
 from tests.helpers import Cli
 from tests.reliability.helpers import run_here, verdict_lines
@@ -91,3 +92,18 @@ def test_a_wrong_master_key_is_explained_in_one_line(gateway: Gateway, cli: Cli,
     assert lines[0].endswith(
         "HTTP 400 No connected db. (the API key was refused: check the key in the judge's api_key_env variable)"
     )
+
+
+def test_batch_mode_at_litellm_without_a_files_backend_stops_in_one_line_naming_the_fix(
+    gateway: Gateway, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real proxy answers its files route 500 when no files_settings is configured: one line, cause and fix."""
+    monkeypatch.setenv(KEY_ENV, MASTER_KEY)
+    before = gateway.upstream.stats()["requests"]
+    overrides = through(gateway, "judge", dataset(tmp_path, 2), "judge.mode=batch", f"cache.dir={tmp_path / 'c'}")
+    with pytest.raises(FatalJudgeError) as stopped:
+        run_here(tmp_path / "run", *overrides)
+    message = str(stopped.value)
+    assert "\n" not in message and "HTTP 500" in message
+    assert "files_settings" in message and "judge.mode=live" in message
+    assert before == gateway.upstream.stats()["requests"]  # nothing was sent live instead
