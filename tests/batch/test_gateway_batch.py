@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +10,7 @@ import pytest
 
 from judgebias.core.errors import FatalJudgeError
 from judgebias.devserver.batch import BatchOptions
-from judgebias.devserver.server import RunningServer, ServerOptions, start_server
+from judgebias.devserver.server import RunningServer
 from tests.helpers import write_items
 from tests.reliability.helpers import pairs, run_here
 
@@ -18,20 +18,7 @@ ITEMS = 4
 CALLS = 2 * ITEMS
 
 
-@pytest.fixture
-def started() -> Iterator[list[RunningServer]]:
-    """The dev servers a test starts, stopped after it."""
-    servers: list[RunningServer] = []
-    yield servers
-    for server in servers:
-        server.stop()
-
-
-def serve(started: list[RunningServer], **options: Any) -> RunningServer:
-    """A dev server with these options, stopped when the test ends."""
-    server = start_server(ServerOptions(policy="hash", **options))
-    started.append(server)
-    return server
+StartServer = Callable[..., RunningServer]
 
 
 def batch_run(server: RunningServer, tmp_path: Path, *more: str, name: str = "run", mode: str = "batch") -> Any:
@@ -60,21 +47,21 @@ def batch_run(server: RunningServer, tmp_path: Path, *more: str, name: str = "ru
 
 
 def test_the_batch_api_client_sends_judge_extra_headers(
-    started: list[RunningServer], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    server: StartServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A gateway that authenticates batch requests by header gets judge.extra_headers on uploads and batches."""
     monkeypatch.setenv("JB_TEST_ROUTE", "route-7f3a")
-    server = serve(started, required_header=("X-Route", "route-7f3a"))
+    server = server(policy="hash", required_header=("X-Route", "route-7f3a"))
     summary = batch_run(server, tmp_path, "+judge.extra_headers.X-Route=JB_TEST_ROUTE")
     assert (CALLS, 0) == (summary["calls_batched"], summary["failed_calls"])
     assert (1, 1) == (server.stats()["batch"]["uploads"], server.stats()["batch"]["batches_created"])
 
 
 def test_a_gateways_batch_route_answering_500_is_one_line_naming_cause_and_fix(
-    started: list[RunningServer], tmp_path: Path
+    server: StartServer, tmp_path: Path
 ) -> None:
     """LiteLLM without a files backend answers 500 on /v1/files: the run stops with one line saying what to do."""
-    server = serve(started, batch=BatchOptions(route_status=500))
+    server = server(policy="hash", batch=BatchOptions(route_status=500))
     with pytest.raises(FatalJudgeError) as stopped:
         batch_run(server, tmp_path)
     message = str(stopped.value)
@@ -84,10 +71,10 @@ def test_a_gateways_batch_route_answering_500_is_one_line_naming_cause_and_fix(
 
 
 def test_batch_lines_without_a_verdict_that_look_transient_are_not_cached_and_asked_again(
-    started: list[RunningServer], tmp_path: Path
+    server: StartServer, tmp_path: Path
 ) -> None:
     """A batch line whose body has no choices fails its call and is not cached: the rerun's batch asks it again."""
-    server = serve(started, batch=BatchOptions(reply_shape="no_choices"))
+    server = server(policy="hash", batch=BatchOptions(reply_shape="no_choices"))
     first = batch_run(server, tmp_path)
     again = batch_run(server, tmp_path, name="again")
     assert (0, CALLS) == (first["calls_batched"], first["failed_calls"])
@@ -96,11 +83,11 @@ def test_batch_lines_without_a_verdict_that_look_transient_are_not_cached_and_as
 
 
 def test_a_batch_naming_the_providers_model_shares_the_cache_with_live_runs_through_the_alias(
-    started: list[RunningServer], tmp_path: Path
+    server: StartServer, tmp_path: Path
 ) -> None:
     """With judge.batch_model, batch lines name the provider's model and the key stays the alias's: either run
     after the other is free, and both are one judge."""
-    server = serve(started, allowed_models=("judge-alias",), batch=BatchOptions(models=("provider-model",)))
+    server = server(policy="hash", allowed_models=("judge-alias",), batch=BatchOptions(models=("provider-model",)))
     alias = ("judge.model=judge-alias", "judge.batch_model=provider-model")
     live = batch_run(server, tmp_path / "a", *alias, mode="live")
     batched_after = batch_run(server, tmp_path / "a", *alias, name="batched")

@@ -53,6 +53,7 @@ def _reply(body: Mapping[str, Any], label_probs: LabelProbs) -> Reply:
         model=_text_or_none(body.get("model")),
         system_fingerprint=_text_or_none(body.get("system_fingerprint")),
         provider=_text_or_none(body.get("provider")),
+        reasoning_tokens=_reasoning_tokens(usage),
     )
     error = body.get("error")
     if error:
@@ -126,6 +127,12 @@ def _count(value: object) -> int:
     except (ValueError, OverflowError):
         return 0
     return max(0, number)
+
+
+def _reasoning_tokens(usage: Mapping[str, Any]) -> int:
+    """usage.completion_tokens_details.reasoning_tokens: the hidden tokens a reasoning model spent (0: none said)."""
+    details = usage.get("completion_tokens_details")
+    return _count(details.get("reasoning_tokens")) if isinstance(details, Mapping) else 0
 
 
 def _text_or_none(value: object) -> str | None:

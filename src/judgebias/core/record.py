@@ -67,6 +67,7 @@ class Reply:
     api_base: str | None = None  # LiteLLM: x-litellm-model-api-base
     fallbacks: int = 0  # fallbacks the gateway reports for this reply (LiteLLM: x-litellm-attempted-fallbacks)
     gateway_retries: int = 0  # upstream retries the gateway reports (LiteLLM: x-litellm-attempted-retries)
+    reasoning_tokens: int = 0  # hidden reasoning tokens the reply reports (usage.completion_tokens_details)
 
     def to_json(self) -> dict[str, Any]:
         """The cached form (JSON text in the cache, never pickle); origin fields only when known."""
@@ -103,6 +104,7 @@ class Reply:
             api_base=value.get("api_base"),
             fallbacks=int(value.get("fallbacks") or 0),
             gateway_retries=int(value.get("gateway_retries") or 0),
+            reasoning_tokens=int(value.get("reasoning_tokens") or 0),
         )
 
     @property
@@ -125,6 +127,7 @@ REPLY_OPTIONAL_FIELDS: tuple[str, ...] = (
     "api_base",
     "fallbacks",
     "gateway_retries",
+    "reasoning_tokens",
 )
 
 
@@ -232,6 +235,7 @@ class CallResult:
     origin: dict[str, Any] | None = None  # the reply's origin fields as the server reported them (verdicts.jsonl)
     fallbacks: int = 0  # fallbacks the gateway reported for this call
     gateway_retries: int = 0  # upstream retries the gateway reported for this call
+    reasoning_tokens: int = 0  # hidden reasoning tokens the reply reported (proof of a reasoning model)
     sample: int = 0  # which ask of its order (judge.samples); 0 is the call behind call1/call2
 
     def without_reply(self) -> CallResult:
@@ -259,6 +263,7 @@ class CallResult:
             origin=self.origin,
             fallbacks=self.fallbacks,
             gateway_retries=self.gateway_retries,
+            reasoning_tokens=self.reasoning_tokens,
             sample=self.sample,
         )
 
@@ -527,6 +532,9 @@ class Summary(TypedDict, total=False):
     gateway_fallbacks: int  # calls the gateway reports it answered from a fallback
     gateway_retries: int  # upstream retries the gateway reports (on top of `retries`, ours)
     mixed_judge: bool
+    calls_settings_not_honoured: int  # calls whose reply shows a setting sent was not honoured (reasoning tokens
+    # at a temperature other than 1, no logprobs from a reasoning model)
+    settings_not_honoured: dict[str, int]  # setting (judge.temperature, ...) -> calls whose reply shows it ignored
     mixed_judge_note: str  # the one line that says how the judge was not one judge
     normalization: dict[str, Any]
     labels: str

@@ -115,6 +115,8 @@ class ServerOptions:
     hang_seconds: float = 30.0
     fault_retry_after: float = 0.05
     reasoning_models: tuple[str, ...] = ()  # model ids that behave as OpenAI's reasoning models
+    drop_params: bool = False  # a reasoning model's refused settings are dropped silently instead (temperature,
+    # top_p, logprobs; max_tokens renamed), as a gateway with LiteLLM's drop_params does before it forwards
     think: str = "none"
     wait_style: str = "openai"
     error_style: str = "openai"
@@ -507,6 +509,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._completion_error(400, message, "invalid_request_error", None)
             return
         reasoning = model in options.reasoning_models
+        if reasoning and options.drop_params:
+            request = _dropped(request)
         refused = _reasoning_refusal(request) if reasoning else None
         if refused is not None:
             self._completion_error(400, refused[0], "invalid_request_error", refused[1])
@@ -668,6 +672,14 @@ def _window_headers(remaining: int, reset: float) -> tuple[tuple[str, str], ...]
         ("x-ratelimit-remaining-requests", str(remaining)),
         ("x-ratelimit-reset-requests", f"{max(1, math.ceil(reset * 1000))}ms"),
     )
+
+
+def _dropped(request: dict[str, Any]) -> dict[str, Any]:
+    """The request without what a reasoning model refuses, max_tokens renamed: what LiteLLM's drop_params forwards."""
+    kept = {k: v for k, v in request.items() if k not in ("temperature", "top_p", "logprobs", "top_logprobs")}
+    if "max_tokens" in kept:
+        kept["max_completion_tokens"] = kept.pop("max_tokens")
+    return kept
 
 
 def _reasoning_refusal(request: dict[str, Any]) -> tuple[str, str] | None:
@@ -1072,6 +1084,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     add("--reply-shape-first-n", type=int, default=0, help="only the first N requests per body get --reply-shape")
     add("--n-ctx", type=int, default=None, help="refuse prompts longer than this many words, as llama.cpp does")
+    add("--drop-params", action="store_true", help="reasoning models drop refused settings silently (a gateway's)")
+    add("--required-header", default=None, help="'Name: value' every /v1 request must carry (else 401)")
     add_batch_arguments(parser)
     return parser
 
@@ -1082,6 +1096,12 @@ def options_from_args(argv: Sequence[str] | None = None) -> ServerOptions:
     args["allowed_models"] = tuple(args.pop("allowed_model"))
     args["reasoning_models"] = tuple(args.pop("reasoning_model"))
     args["batch"] = batch_options(args)
+    header = args.pop("required_header")
+    if header is not None:
+        name, _, value = header.partition(":")
+        if not name.strip() or not value.strip():
+            raise ValueError(f"--required-header must be 'Name: value', got {header!r}")
+        args["required_header"] = (name.strip(), value.strip())
     known = {f.name for f in fields(ServerOptions)}
     return ServerOptions(**{k: v for k, v in args.items() if k in known})
 

@@ -563,6 +563,7 @@ def _call_result(
         origin=_origin(reply),
         fallbacks=reply.fallbacks,
         gateway_retries=reply.gateway_retries,
+        reasoning_tokens=reply.reasoning_tokens,
         sample=request.sample,
     )
 

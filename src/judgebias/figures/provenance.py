@@ -127,3 +127,59 @@ def mixed_judge_note(origin: dict[str, Any], judge: str) -> str | None:
             "(judge.expect_models naming the model wanted, with cache.reask=[foreign], asks them again)"
         )
     return f"judge {judge!r} was not one judge: " + "; ".join(parts)
+
+
+_REASONING_FAMILY = re.compile(r"^(o\d|gpt-5)")  # OpenAI's reasoning models: o1, o3-mini, o4-mini, gpt-5, gpt-5-mini
+
+
+def is_reasoning_model(name: str) -> bool:
+    """Whether a model name is one of OpenAI's reasoning models (with or without a provider prefix)."""
+    return bool(_REASONING_FAMILY.match(_bare(name)))
+
+
+def unhonoured_settings(call: CallResult, temperature: float | None, top_p: float | None, logprobs: bool) -> list[str]:
+    """The settings sent that this call's reply shows were not honoured (a gateway may have dropped them).
+
+    Reasoning tokens prove a reasoning model, which samples at its own temperature and top_p (1) whatever was
+    sent; a reasoning model returns no log-probabilities.
+    """
+    if call.label == "error":
+        return []
+    reasoning = call.reasoning_tokens > 0
+    found = []
+    if reasoning and temperature is not None and temperature != 1:
+        found.append("temperature")
+    if reasoning and top_p is not None and top_p != 1:
+        found.append("top_p")
+    if logprobs and call.probs is None and (reasoning or (call.model is not None and is_reasoning_model(call.model))):
+        found.append("logprobs")
+    return found
+
+
+def settings_not_honoured(
+    rows: Sequence[ItemResult], temperature: float | None, top_p: float | None, logprobs: bool
+) -> tuple[int, dict[str, int]]:
+    """(calls with any setting not honoured, calls per setting) of one judge's rows."""
+    per_setting: Counter[str] = Counter()
+    calls = 0
+    for row in rows:
+        for call in row.calls:
+            found = unhonoured_settings(call, temperature, top_p, logprobs)
+            calls += bool(found)
+            per_setting.update(found)
+    return calls, dict(per_setting)
+
+
+def not_honoured_note(calls: int, per_setting: dict[str, int], configured: dict[str, object]) -> str | None:
+    """The one line saying which settings sent the replies show were not honoured (None: all were, as far as seen)."""
+    if not calls:
+        return None
+    settings = ", ".join(
+        f"judge.{name}={str(configured.get(name)).lower()} ({n} calls)" for name, n in per_setting.items()
+    )
+    return (
+        f"{calls} replies show settings that were sent but not honoured: {settings}; the replies come from a reasoning "
+        "model (reasoning tokens, or its name), which samples at its own temperature and gives no log-probabilities "
+        "(a gateway may drop such settings silently, e.g. LiteLLM's drop_params); provenance.json lists them under "
+        "settings_not_honoured: set them to null for this model"
+    )

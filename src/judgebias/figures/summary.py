@@ -14,7 +14,13 @@ from judgebias.config.schema import Config, judges_of
 from judgebias.core.record import ItemResult, Summary
 from judgebias.figures.clustering import Clustering
 from judgebias.figures.metrics import bradley_terry_ratings, summarize
-from judgebias.figures.provenance import judge_origin, merge_origins, mixed_judge_note
+from judgebias.figures.provenance import (
+    judge_origin,
+    merge_origins,
+    mixed_judge_note,
+    not_honoured_note,
+    settings_not_honoured,
+)
 
 UNREADABLE_SHARE = 0.5  # above this share of answered calls without a readable verdict, the run is `unreadable`
 
@@ -110,6 +116,17 @@ def build_summary(
     summary["mixed_judge"] = mixed_note is not None
     if mixed_note is not None:
         summary["mixed_judge_note"] = mixed_note
+    not_honoured = 0
+    per_setting: dict[str, int] = {}
+    for name, judge in judges.items():
+        calls, found = settings_not_honoured(per_judge[name], judge.temperature, judge.top_p, judge.logprobs)
+        not_honoured += calls
+        for setting, n in found.items():
+            per_setting[setting] = per_setting.get(setting, 0) + n
+    summary["calls_settings_not_honoured"] = not_honoured
+    summary["settings_not_honoured"] = per_setting
+    configured = dataclasses.asdict(next(iter(judges.values())))
+    honoured_note = not_honoured_note(not_honoured, per_setting, configured)
     unreadable = _unreadable_note(summary, failures)
     if unreadable is not None:
         summary["unreadable_note"] = unreadable
@@ -129,6 +146,7 @@ def build_summary(
     summary["notes"] = (
         ([unreadable] if unreadable else [])
         + _outcome_notes(summary)
+        + ([honoured_note] if honoured_note else [])
         + notes
         + ([consistency_note] if consistency_note else [])
     )

@@ -213,6 +213,8 @@ def provenance(config: Config, summary: Summary) -> dict[str, Any]:
         "config": dataclasses.asdict(config),  # the typed, resolved Config: as OmegaConf.to_container gives it
         "config_hash": config_hash(config),
         "models_reported": summary.get("models_reported", []),
+        # The config is what was asked and sent; these are the settings its replies show were not honoured.
+        "settings_not_honoured": summary.get("settings_not_honoured", {}),
         "imported_replies": summary.get("imported_replies"),  # None: no reply came from a bundle
         "python": platform.python_version(),
         "packages": versions,
