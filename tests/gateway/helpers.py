@@ -60,6 +60,7 @@ def litellm_config(upstream: str, primary: str, backup: str, down: str) -> str:
         + deployment("judge", "openai/judgebias-dev")
         + deployment("judge-limited", "openai/judgebias-dev", f"      rpm: {LIMITED_RPM}\n")
         + deployment("o4-mini", "openai/o4-mini")
+        + deployment("judge-dropped", "openai/o4-mini", "      drop_params: true\n")
         + "  - model_name: mock\n    litellm_params:\n      model: openai/mock\n      mock_response: A\n"
         + deployment("judge-fb", "openai/primary-model", base=primary)
         + deployment("judge-backup", "openai/backup-model", base=backup)

@@ -7,8 +7,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from judgebias.devserver.server import RunningServer
-from tests.gateway.helpers import dataset
+from tests.gateway.helpers import KEY_ENV, MASTER_KEY, Gateway, dataset
+from tests.gateway.test_litellm import through
 from tests.reliability.helpers import run_here
 
 StartServer = Callable[..., RunningServer]
@@ -59,3 +62,20 @@ def test_a_model_that_honours_its_settings_is_not_flagged(server: StartServer, t
     assert not [line for line in summary["notes"] if "not honoured" in line]
     provenance = json.loads((tmp_path / "run" / "provenance.json").read_text(encoding="utf-8"))
     assert {} == provenance["settings_not_honoured"]
+
+
+@pytest.mark.gateway
+def test_litellm_drop_params_is_caught_by_the_replies_reasoning_tokens(
+    gateway: Gateway, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through the real proxy, drop_params drops temperature=0 for an o-series deployment without a word; the
+    replies' reasoning tokens are what show it, and the run says so."""
+    monkeypatch.setenv(KEY_ENV, MASTER_KEY)
+    overrides = through(gateway, "judge-dropped", dataset(tmp_path, CALLS // 2), f"cache.dir={tmp_path / 'c'}")
+    summary = run_here(tmp_path / "run", *overrides, "judge.max_tokens=2000")
+    assert (0, CALLS, {"temperature": CALLS}) == (
+        summary["failed_calls"],
+        summary["calls_settings_not_honoured"],
+        summary["settings_not_honoured"],
+    )
+    assert [line for line in summary["notes"] if "judge.temperature=0.0 (8 calls)" in line]
