@@ -106,6 +106,19 @@ def test_every_interval_uses_the_cluster_draw() -> None:
         assert width(by_item["ci"][name]) < 0.8 * width(clustered["ci"][name]), name
 
 
+def test_calibration_uses_the_cluster_draw() -> None:
+    """The human ceiling and the judge's agreement with the majority, clustered on copied pairs, are as wide as on the originals; by item they are too narrow."""
+    rows, _ = rich_rows(50, 1, seed=6)
+    copies = [row for row in rows for _ in range(4)]
+    clustering = Clustering("question_id", tuple(i // 4 for i in range(len(copies))))
+    original = summarize(rows, resamples=400, seed=3)["calibration"]
+    clustered = summarize(copies, resamples=400, seed=3, clustering=clustering)["calibration"]
+    by_item = summarize(copies, resamples=400, seed=3)["calibration"]
+    for part, name in (("ceiling", "agreement_ci"), ("ceiling", "kappa_ci"), ("majority", "agreement_ci")):
+        assert width(original[part][name]) == pytest.approx(width(clustered[part][name]), rel=0.15), (part, name)
+        assert width(by_item[part][name]) < 0.8 * width(clustered[part][name]), (part, name)
+
+
 def test_ratings_use_the_cluster_draw() -> None:
     """Bradley–Terry intervals of copied pairs, clustered, match those of the originals; by item they are too narrow."""
     rows, _ = rich_rows(60, 1, seed=4)

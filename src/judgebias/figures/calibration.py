@@ -5,8 +5,9 @@ Pure: reads ItemResult rows (their human_votes and human_voters) and returns a J
 
 Two conventions, both reported and both labelled: *with ties* a tie label is a label like any other (a judge
 tie matches a human tie); *decisive* keeps only decisive human labels ("a" or "b"), so a judge tie there is a
-miss, and the human ties left out are counted. Every figure is a ratio over items, and one seeded item
-bootstrap (the run's) gives every interval, so the ceiling and the judge's figures are drawn together.
+miss, and the human ties left out are counted. Every figure is a ratio over items, and the run's one seeded
+bootstrap (by item, or by cluster when the run clusters) gives every interval, so the ceiling and the judge's
+figures are drawn together with every other figure of the summary.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import numpy as np
 from judgebias.core.labels import HUMAN_LABELS, majority
 from judgebias.core.record import ItemResult
 from judgebias.figures import stats
-from judgebias.figures.stats import FloatArray
+from judgebias.figures.stats import FloatArray, IntArray
 
 _K = len(HUMAN_LABELS)
 _INDEX: dict[str, int] = {label: i for i, label in enumerate(HUMAN_LABELS)}
@@ -28,10 +29,10 @@ _DECISIVE = ("1", "2")
 
 
 class _Draws:
-    """One item bootstrap shared by every figure of the calibration: ratios and kappas per resample."""
+    """The run's bootstrap (items, or clusters of items) shared by every figure of the calibration."""
 
-    def __init__(self, n: int, resamples: int, seed: int) -> None:
-        self.blocks = list(stats.bootstrap_counts(n, resamples, seed))
+    def __init__(self, n: int, resamples: int, seed: int, groups: IntArray | None) -> None:
+        self.blocks = list(stats.resample_counts(n, resamples, seed, groups))
 
     def ratio(self, numerator: FloatArray, denominator: FloatArray) -> list[float] | None:
         """The interval of sum(numerator) / sum(denominator) over resampled items."""
@@ -112,12 +113,17 @@ def _kappa_cell(first: str, second: str) -> int:
     return _INDEX[first] * _K + _INDEX[second]
 
 
-def calibrate(items: Sequence[ItemResult], *, resamples: int = 1000, seed: int = 0) -> dict[str, Any] | None:
-    """The human ceiling, the judge against the majority and against each annotator; None without votes."""
+def calibrate(
+    items: Sequence[ItemResult], *, resamples: int = 1000, seed: int = 0, groups: IntArray | None = None
+) -> dict[str, Any] | None:
+    """The human ceiling, the judge against the majority and against each annotator; None without votes.
+
+    `groups` (each row's cluster number) makes the draw the run's cluster bootstrap.
+    """
     if not any(r.human_votes for r in items):
         return None
     n = len(items)
-    draws = _Draws(n, resamples, seed)
+    draws = _Draws(n, resamples, seed, groups)
     scored = np.array([r.verdict != "error" for r in items], dtype=np.float64)
     annotators = sorted({name for r in items for name in r.human_voters})
     out: dict[str, Any] = {

@@ -110,6 +110,7 @@ def summarize(
     decisive = _mask(items, lambda r: r.verdict in ("1", "2"))
     orders = 1 if n and all(r.call2 is None for r in items) else 2
     figures = _Figures(rates={}, others={})
+    groups = _groups(clustering, n)
 
     summary: dict[str, Any] = {"n_items": n, "n_scored": int(scored.sum()), "orders": orders}
     if not scored.any():
@@ -134,13 +135,12 @@ def summarize(
         summary.update(_human_labels(items, scored, agreement_threshold, figures, ceiling))
     if votes:
         summary.update(votes)
-        summary["calibration"] = calibrate(items, resamples=resamples, seed=seed)
+        summary["calibration"] = calibrate(items, resamples=resamples, seed=seed, groups=groups)
     if any(call.sample > 0 for r in items for call in r.calls):
         summary.update(_samples(items, figures))
     if judge_family is not None and any(r.model_a or r.model_b for r in items):
         summary["self_preference"] = _self_preference(items, scored, score, judge_family, figures)
 
-    groups = _groups(clustering, n)
     summary["ci"] = _intervals(n, resamples, seed, figures, summary, groups)
     summary["bootstrap_resamples"] = resamples
     summary["bootstrap_seed"] = seed
