@@ -41,6 +41,7 @@ from judgebias.core.redaction import REDACTED
 from judgebias.io.files import write_json
 
 EXIT_CALLS_FAILED = 1
+EXIT_BUDGET = 3  # stopped at the spending cap (status budget): everything written, a higher cap continues
 EXIT_CRASHED = 1
 EXIT_INTERRUPTED = 130
 
@@ -121,6 +122,14 @@ def job(cfg: DictConfig) -> int:
         return EXIT_CRASHED
     if not multirun:
         _say_where(out_dir)
+    if summary.get("status") == "budget":
+        print(
+            f"judgebias: stopped at the spending cap: {summary['budget']['calls_not_sent']} calls were not sent "
+            "(everything received is written and cached); rerun with a higher max_cost_usd / max_tokens_total to "
+            "continue without paying twice",
+            file=sys.stderr,
+        )
+        return EXIT_BUDGET
     if summary.get("failed_calls"):
         print(
             f"judgebias: {summary['failed_calls']} calls failed after their retries "

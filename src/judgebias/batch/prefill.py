@@ -25,6 +25,10 @@ from judgebias.config.schema import JudgeMode, ProgressMode
 from judgebias.core.errors import BatchPending, UnusableReply, UserError
 from judgebias.core.record import TRANSIENT_OUTCOMES, Request
 
+# The spending cap's look at a batch-mode call before submission: None (it fits, or it is cached and was counted),
+# else the reason it is left out. Given the call's cached reply (as JSON) or None for a miss.
+Refusal = Callable[[Judging, Request, dict[str, Any] | None], str | None]
+
 
 @dataclass
 class Prefilled:
@@ -42,8 +46,13 @@ def prefill(
     out_dir: Path,
     *,
     progress: ProgressMode,
+    refusal: Refusal | None = None,
 ) -> Prefilled:
-    """Fill the cache for every call of a batch-mode judge that the cache lacks; record those judges' gaps."""
+    """Fill the cache for every call of a batch-mode judge that the cache lacks; record those judges' gaps.
+
+    `refusal` (the spending cap) sees every call of those judges, cached ones with their reply, before anything
+    is submitted; a miss it refuses is left out of the batch, a gap with the refusal's reason.
+    """
     result = Prefilled()
     modes = {j.name: JudgeMode(j.config.mode) for j in judgings}
     batching = [j for j in judgings if modes[j.name] != JudgeMode.live and j.backend.paid]
@@ -55,8 +64,13 @@ def prefill(
         if key is None or judging.name not in misses:
             continue
         known[judging.name].add(key)
-        if hit is None:
-            misses[judging.name].setdefault(key, request)
+        if key in misses[judging.name] or key in result.errors:
+            continue
+        refused = refusal(judging, request, hit) if refusal is not None else None
+        if refused is not None:
+            result.errors[key] = refused
+        elif hit is None:
+            misses[judging.name][key] = request
     submitted = [j for j in batching if modes[j.name] == JudgeMode.batch]
     line = StatusLine(progress)
     try:

@@ -36,6 +36,10 @@ def check_settings(config: Config) -> None:
         raise UserError(f"max_concurrency={config.max_concurrency} must be at least 1 (default 16)")
     if config.bootstrap.resamples < 0:
         raise UserError(f"bootstrap.resamples={config.bootstrap.resamples} must be 0 (no intervals) or more")
+    if config.max_cost_usd is not None and not config.max_cost_usd > 0:
+        raise UserError(f"max_cost_usd={config.max_cost_usd} must be more than 0 (or null for no cap)")
+    if config.max_tokens_total is not None and config.max_tokens_total < 1:
+        raise UserError(f"max_tokens_total={config.max_tokens_total} must be at least 1 (or null for no cap)")
     if config.progress not in set(ProgressMode):
         raise UserError(f"progress={config.progress!r}: use auto, on or off")
     for template in (config.rubric.system, config.rubric.user):

@@ -223,6 +223,10 @@ class Config:
     bootstrap: BootstrapConfig = field(default_factory=BootstrapConfig)
     agreement_threshold: float = 0.75  # warn when human agreement is below this
     dry_run: bool = False  # render prompts and count cache misses; call nothing
+    max_cost_usd: float | None = (
+        None  # spending cap: no call is sent whose estimate would pass it (cached replies count)
+    )
+    max_tokens_total: int | None = None  # the same cap in tokens (prompt + reply)
     progress: ProgressMode = ProgressMode.auto
     report: bool = True  # write report.html
 

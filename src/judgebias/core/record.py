@@ -523,6 +523,7 @@ class Summary(TypedDict, total=False):
     # cost and provenance of the figures
     cost_usd: float
     saved_usd: float
+    budget: dict[str, Any]  # max_cost_usd / max_tokens_total: the caps, what the replies came to, calls not sent
     models_reported: list[str]
     answered_by: dict[str, int]  # deployment (or model) -> calls it answered (ensembles: "judge: deployment")
     calls_foreign: int  # calls answered by a model other than the configured one (or judge.expect_models)

@@ -13,7 +13,7 @@ from typing import Literal
 Positional = Literal["A", "B", "tie", "invalid", "error"]  # a call's reply in the view it answered
 Outcome = Literal["1", "2", "tie", "error"]  # an item's verdict in its own frame
 # What a run's summary.json says of it (docs/outputs.md): every status a writer of summary.json may set.
-Status = Literal["ok", "errors", "unreadable", "mixed_judge", "failed", "pending", "dry-run", "missing"]
+Status = Literal["ok", "errors", "unreadable", "mixed_judge", "failed", "pending", "dry-run", "missing", "budget"]
 Judge = Callable[[str, str, str], str]
 
 POSITIONAL_LABELS: tuple[str, ...] = ("A", "B", "tie", "invalid", "error")

@@ -43,6 +43,7 @@ from judgebias.core.reading import read_reply
 from judgebias.core.record import CallResult, ItemResult, Reply, Request, Summary
 from judgebias.core.style import style_of
 from judgebias.core.verdict import is_consistent, reconcile
+from judgebias.engine.budget import Budget, Spend, estimated, reported
 from judgebias.engine.progress import Progress
 from judgebias.figures.clustering import resolve_clustering
 from judgebias.figures.metrics import ensemble_results, soft_preference
@@ -209,18 +210,34 @@ def run_experiment(
             echo(output.format_dry_run(estimate))
             return estimate
         started = time.monotonic()
+        budget = Budget.of(config)
+        count = output.prompt_counter(config) if budget is not None else None
+        trial = budget.trial() if budget is not None else None  # the batch pre-pass's own count of the cap
         prefilled = prefill(
             judgings,
             _looked_up(_requests(config, judgings, items), cache),
             cache,
             out_dir,
             progress=config.progress,
+            refusal=_Spending(trial, count).refusal if trial is not None else None,
         )
+        if budget is not None and trial is not None:
+            budget.take_refusals(trial)
         if prefilled.batched and cache.mode == CacheMode.refresh:
             cache.mode = CacheMode.use  # the batch refreshed every call: the rest of the run reads its replies
         full, imported, stored = FullCache(), ImportedReplies(), StoredTimes()
         per_judge, combined, failures = _judge_all(
-            config, judgings, items, cache, out_dir, used, full, imported, prefilled.batched, stored
+            config,
+            judgings,
+            items,
+            cache,
+            out_dir,
+            used,
+            full,
+            imported,
+            prefilled.batched,
+            stored,
+            _Spending(budget, count),
         )
         elapsed = time.monotonic() - started
         used.finish(_paid_judges(judgings))
@@ -232,6 +249,8 @@ def run_experiment(
     finally:
         cache.close()
         used.abandon()  # a run that stopped early leaves no half-written key list
+    if budget is not None and budget.reached:
+        notes.append(budget.note())
     if full.full:
         notes.append(f"the cache filled up: {full.unsent} calls were not sent; rerun after freeing space")
     notes += [note for judging in judgings for note in judging.backend.notes()]
@@ -250,6 +269,10 @@ def run_experiment(
         timeouts=sum(judging.backend.timeouts for judging in judgings),
         clustering=clustering,
     )
+    if budget is not None:
+        summary["budget"] = budget.record()
+        if budget.reached:
+            summary["status"] = "budget"
     if imported.count:
         summary["imported_replies"] = imported.record()
         for warning in imported.mismatches(_paid_judges(judgings)):
@@ -302,6 +325,7 @@ def _judge_all(
     imported: ImportedReplies,
     batched: AbstractSet[str] = frozenset(),
     stored: StoredTimes | None = None,
+    spending: _Spending | None = None,
 ) -> tuple[dict[str, list[ItemResult]], list[ItemResult], int]:
     """Run every call, finalise items in order as their calls complete, stream verdicts to disk.
 
@@ -334,7 +358,9 @@ def _judge_all(
                     failures += _finalise(config, *slots.popleft(), per_judge, combined, writer, progress)
             if hit is not None:
                 imported.add(hit)
-            pending = _start(judging, request, key, hit, cache, inflight, executor, stopping, full, batched, reask)
+            pending = _start(
+                judging, request, key, hit, cache, inflight, executor, stopping, full, batched, reask, spending
+            )
             calls.append((judging, request, pending))
         if current is not None:
             slots.append((current, calls))
@@ -396,6 +422,7 @@ def _start(
     full: FullCache,
     batched: AbstractSet[str],
     reask: AbstractSet[str] = frozenset(),
+    spending: _Spending | None = None,
 ) -> Pending:
     """Answer a call from the cache, or run a free backend inline, or send it to a worker.
 
@@ -416,9 +443,14 @@ def _start(
         hit = None  # a cached outcome (or a foreign reply) the user asked to ask again: sent as a miss
     if hit is not None and key in batched:  # remembered: a repeat of this prompt is a cache hit, as live
         inflight[key] = Pending(reply=Reply.from_json(hit), batched=True)
+        if spending is not None:
+            spending.used(judging, inflight[key], judging.config.batch_discount)
         return inflight[key]
     if hit is not None:  # not remembered in `inflight`: a repeat of this prompt is a cache hit again
-        return Pending(reply=Reply.from_json(hit), cached=True)
+        pending = Pending(reply=Reply.from_json(hit), cached=True)
+        if spending is not None:
+            spending.used(judging, pending)
+        return pending
     if judging.batch_gaps is not None:  # the batch pre-pass owns this judge's calls: a gap fails, never sent live
         inflight[key] = Pending(error=judging.batch_gaps.reason(key))
         return inflight[key]
@@ -429,10 +461,63 @@ def _start(
         )
     if full.full:
         return Pending(error=full.not_sent())
+    estimate = spending.reserve(judging, request) if spending is not None else None
+    if spending is not None and estimate is None:
+        return Pending(error=spending.refused())
     judging.check_key_once()  # before the first call of this judge can be sent
     pending = Pending(future=executor.submit(_live_call, backend, request, key, cache, stopping, full))
+    if spending is not None and estimate is not None:
+        spending.settle_when_done(judging, pending, estimate)
     inflight[key] = pending
     return pending
+
+
+@dataclasses.dataclass
+class _Spending:
+    """The run's spending cap as the sending loop meets it: cached replies counted, live calls reserved first."""
+
+    budget: Budget | None
+    count: Callable[[str], int] | None  # the tokenizer count of prompt estimates (None: characters / 4)
+
+    def used(self, judging: Judging, pending: Pending, discount: float = 1.0) -> None:
+        """Count a reply the run uses without sending (cached, or collected by a batch) at its reported usage."""
+        if self.budget is not None and pending.reply is not None:
+            self.budget.add(reported(judging.config, pending.reply, discount))
+
+    def reserve(self, judging: Judging, request: Request) -> Spend | None:
+        """The call's estimate, counted; None when it would pass the cap (and sending stops); Spend() uncapped."""
+        if self.budget is None:
+            return Spend()
+        estimate = estimated(judging.config, request.messages, self.count)
+        return estimate if self.budget.reserve(estimate) else None
+
+    def refused(self) -> str:
+        """The reason a call the cap stopped gives in verdicts.jsonl."""
+        assert self.budget is not None
+        return self.budget.reason()
+
+    def settle_when_done(self, judging: Judging, pending: Pending, estimate: Spend) -> None:
+        """When the reply lands, count its reported usage instead of the estimate (a failed call keeps it)."""
+        budget, future = self.budget, pending.future
+        if budget is None or future is None:
+            return
+
+        def settle(done: Future[tuple[Reply, bool]]) -> None:
+            if not done.cancelled() and done.exception() is None:
+                budget.settle(estimate, reported(judging.config, done.result()[0]))
+
+        future.add_done_callback(settle)
+
+    def refusal(self, judging: Judging, request: Request, hit: dict[str, Any] | None) -> str | None:
+        """The batch pre-pass's check: a cached reply counted, a miss reserved at the batch price or refused."""
+        assert self.budget is not None
+        discount = judging.config.batch_discount
+        if hit is not None:
+            self.budget.add(reported(judging.config, Reply.from_json(hit), discount))
+            return None
+        if self.budget.reserve(estimated(judging.config, request.messages, self.count, discount)):
+            return None
+        return self.budget.reason() + " (left out of the batch)"
 
 
 def _reasked(hit: dict[str, Any], judging: Judging, reask: AbstractSet[str]) -> bool:

@@ -12,7 +12,7 @@ import json
 import os
 import platform
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -223,6 +223,12 @@ def provenance(config: Config, summary: Summary) -> dict[str, Any]:
     }
 
 
+def prompt_counter(config: Config) -> Callable[[str], int] | None:
+    """The tokenizer count that prompt estimates use (dry run, spending cap); None: characters / 4."""
+    name = config.data.normalize.tokenizer
+    return None if name == WORDS else load_tokenizer(name, config.judge.base_url, config.judge.timeout).count
+
+
 def dry_run_estimate(
     config: Config,
     judgings: list[Judging],
@@ -248,7 +254,7 @@ def dry_run_estimate(
     }
     seen: set[str] = set()
     name = config.data.normalize.tokenizer
-    count = None if name == WORDS else load_tokenizer(name, config.judge.base_url, config.judge.timeout).count
+    count = prompt_counter(config)
     for judging, _item, request, key, hit in calls:
         entry = per_judge[judging.name]
         entry["calls"] += 1
