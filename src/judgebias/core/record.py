@@ -476,12 +476,14 @@ class Summary(TypedDict, total=False):
     length_controlled_win_rate: float | None
     length_controlled_n: int
     length_controlled_note: str
+    length_controlled_identifiable: bool  # False: the data cannot identify it (the note says why); absent: not fitted
     length_note: str
     styled_wins: float | None
     styled_wins_n: int
     style_controlled_win_rate: float | None
     style_controlled_n: int
     style_controlled_note: str
+    style_controlled_identifiable: bool  # as length_controlled_identifiable
     style_coefficients: dict[str, float]  # covariate ("length", a style feature) -> log-odds per SD
     style_note: str
     soft_win_rate: float | None
@@ -507,6 +509,7 @@ class Summary(TypedDict, total=False):
     human_human_agreement_n: int
     self_preference: SelfPreference
     ci: dict[str, Interval]  # figure name -> its bootstrap interval
+    ci_degenerate: dict[str, str]  # figure name -> why its interval has zero width (the data cannot vary it)
     bootstrap_resamples: int
     bootstrap_seed: int
     samples: int  # judge.samples > 1: the asks per order

@@ -1,8 +1,10 @@
-"""How figures read in text: a rate as a percent, an interval as [low, high] in percent points."""
+"""How figures read in text: a rate as a percent, an interval as [low, high] in percent points, a rating to the
+digit its interval supports."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 
@@ -16,8 +18,44 @@ def points(value: Any, digits: int = 1) -> str:
     return "" if value is None else f"{100 * float(value):.{digits}f}"
 
 
-def ci_text(interval: Sequence[float | None] | None, digits: int = 1) -> str:
-    """An interval as " [low, high]" in percent points, or "" when there is none."""
+def ci_text(interval: Sequence[float | None] | None, digits: int = 1, why: str | None = None) -> str:
+    """An interval as " [low, high]" in percent points, or "" when there is none.
+
+    `why` (the summary's ci_degenerate reason) labels a zero-width interval, which is no sign of precision.
+    """
     if not interval or interval[0] is None or interval[1] is None:
         return ""
-    return f" [{100 * interval[0]:.{digits}f}, {100 * interval[1]:.{digits}f}]"
+    text = f" [{100 * interval[0]:.{digits}f}, {100 * interval[1]:.{digits}f}]"
+    return f"{text} (zero width: {why})" if why else text
+
+
+def supported_step(low: float | None, high: float | None) -> float | None:
+    """The rounding step an interval supports: the power of ten of its half-width's first digit (None: no width)."""
+    # An interval 190 points wide (half-width 95) supports tens: 1023.456 [928.1, 1118.3] reads 1020 [930, 1120].
+    if low is None or high is None or not high - low > 0:
+        return None
+    return float(10.0 ** math.floor(math.log10((high - low) / 2)))
+
+
+def round_to(value: float | None, step: float | None) -> float | None:
+    """`value` rounded to a multiple of `step` (unchanged without a step)."""
+    if value is None or step is None:
+        return value
+    places = max(0, -math.floor(math.log10(step)))
+    return round(round(value / step) * step, places)
+
+
+def step_decimals(step: float | None, default: int = 3) -> int:
+    """How many decimals a number rounded to `step` shows."""
+    return default if step is None else max(0, -math.floor(math.log10(step)))
+
+
+def supported_ratings(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A ratings row with rating/low/high (and style_*) rounded to what each interval supports, the steps added."""
+    out = dict(row)
+    for prefix in ("", "style_"):
+        step = supported_step(row.get(f"{prefix}low"), row.get(f"{prefix}high"))
+        for name in (f"{prefix}rating", f"{prefix}low", f"{prefix}high"):
+            out[name] = round_to(row.get(name), step)
+        out[f"{prefix}rounded_to"] = step
+    return out

@@ -22,7 +22,7 @@ from numpy.typing import NDArray
 from judgebias.core.record import CallResult, ItemResult
 from judgebias.core.style import FEATURES, Style
 from judgebias.core.verdict import WIN_SCORE, is_consistent, preference, reconcile, translate
-from judgebias.figures import stats
+from judgebias.figures import identifiability, stats
 from judgebias.figures.calibration import calibrate
 from judgebias.figures.clustering import Clustering
 from judgebias.figures.stats import FloatArray
@@ -142,6 +142,7 @@ def summarize(
         summary["self_preference"] = _self_preference(items, scored, score, judge_family, figures)
 
     summary["ci"] = _intervals(n, resamples, seed, figures, summary, groups)
+    summary["ci_degenerate"] = _degenerate(items, scored, figures, summary["ci"])
     summary["bootstrap_resamples"] = resamples
     summary["bootstrap_seed"] = seed
     summary.update(_cluster_fields(clustering, groups))
@@ -462,6 +463,7 @@ def _length_controlled(
     if keep.size < _MIN_LC_ITEMS:
         needed = f"the length-controlled win rate needs at least {_MIN_LC_ITEMS}"
         out["length_controlled_note"] = f"only {keep.size} decisive verdicts; {needed}"
+        out["length_controlled_identifiable"] = False
         return out
     spread = float(x.std())
     if spread <= 0.0:
@@ -469,9 +471,16 @@ def _length_controlled(
             "the word counts of a and b do not differ in any decisive item (or were not recorded), "
             "so the verdicts cannot be separated from length"
         )
+        out["length_controlled_identifiable"] = False
         return out
     z = x / spread
-    b0, b1 = stats.fit_logistic(z, y)
+    reason = identifiability.before_fit(np.column_stack([np.ones(z.size), z]), y, ["length"])
+    b0, b1 = stats.fit_logistic(z, y) if reason is None else (0.0, 0.0)
+    reason = reason or identifiability.after_fit(np.array([b0, b1]), ["length"])
+    out["length_controlled_identifiable"] = reason is None
+    if reason is not None:
+        out["length_controlled_note"] = reason
+        return out
     out["length_controlled_win_rate"] = float(stats.sigmoid(np.array([b0]))[0])
 
     def replicates(weights: FloatArray) -> FloatArray:
@@ -520,6 +529,7 @@ def _style_controlled(items: Sequence[ItemResult], decisive: FloatArray, figures
     if keep.size < _MIN_SC_ITEMS:
         needed = f"the style-controlled win rate needs at least {_MIN_SC_ITEMS}"
         out["style_controlled_note"] = f"only {keep.size} decisive verdicts with recorded styles; {needed}"
+        out["style_controlled_identifiable"] = False
         return out
     names, z = _style_covariates(fitted)
     if not any(name in FEATURES for name in names):
@@ -527,10 +537,17 @@ def _style_controlled(items: Sequence[ItemResult], decisive: FloatArray, figures
             f"a and b do not differ in any one formatting feature in {_MIN_FEATURE_ITEMS} or more decisive "
             "items, so the verdicts cannot be separated from formatting"
         )
+        out["style_controlled_identifiable"] = False
         return out
     design = np.column_stack([np.ones(len(fitted)), z])
     y = np.array([1.0 if r.verdict == "1" else 0.0 for r in fitted], dtype=np.float64)
+    reason = identifiability.before_fit(design, y, names)
     beta = stats.fit_logistic_many(design, y, np.ones((1, len(fitted))))[0]
+    reason = reason or identifiability.after_fit(beta, names)
+    out["style_controlled_identifiable"] = reason is None
+    if reason is not None:
+        out["style_controlled_note"] = reason
+        return out
     out["style_controlled_win_rate"] = float(stats.sigmoid(beta[:1])[0])
     out["style_coefficients"] = {name: float(b) for name, b in zip(names, beta[1:], strict=True)}
 
@@ -798,6 +815,28 @@ def _intervals(
     for name in names:
         parts = collected.get(name)
         out[name] = stats.percentile_interval(np.concatenate(parts)) if parts else None
+    return out
+
+
+def _degenerate(
+    items: Sequence[ItemResult], scored: FloatArray, figures: _Figures, intervals: Mapping[str, list[float] | None]
+) -> dict[str, str]:
+    """Why each zero-width interval has zero width: every item counted gives the figure the same value."""
+    # A judge that always says tie has win rate 50% in every resample: [50.0, 50.0] is the data's lack of
+    # spread, not a precise measurement, and is labelled so wherever the interval is shown.
+    out: dict[str, str] = {}
+    for name, interval in intervals.items():
+        if interval is None or interval[1] - interval[0] > 1e-12:
+            continue
+        if name == "win_rate":
+            verdicts = {r.verdict for r, s in zip(items, scored, strict=True) if s}
+            if len(verdicts) == 1:
+                (only,) = verdicts
+                which = {"tie": "a tie", "1": "a win for a", "2": "a win for b"}.get(only, only)
+                out[name] = f"every verdict is {which}"
+                continue
+        counted = int(figures.rates[name][1].astype(bool).sum()) if name in figures.rates else None
+        out[name] = f"all {counted} items counted have the same outcome" if counted is not None else "no spread"
     return out
 
 

@@ -32,7 +32,7 @@ from judgebias.core.record import (
 from judgebias.core.redaction import Redactor
 from judgebias.core.tokens import estimate_prompt_tokens
 from judgebias.core.verdict import item_pick, item_winner
-from judgebias.figures.formatting import ci_text, pct
+from judgebias.figures.formatting import ci_text, pct, supported_ratings
 from judgebias.figures.metrics import majority_verdict, order_samples
 from judgebias.io.files import write_csv, write_json
 from judgebias.io.revision import git_revision
@@ -191,9 +191,11 @@ def write_run(out_dir: Path, config: Config, summary: Summary, ratings: list[dic
 
 def write_ratings(path: Path, ratings: Iterable[dict[str, Any]]) -> None:
     """ratings.csv: model, rating, low, high, rank, n (the items the model appears in), then the same with style
-    control (style_rating, style_low, style_high, style_rank; empty when the answers never differ in formatting)."""
+    control (style_rating, style_low, style_high, style_rank; empty when the answers never differ in formatting);
+    every rating rounded to what its interval supports, the step in rounded_to / style_rounded_to."""
     columns = ["model", "rating", "low", "high", "rank", "n", "style_rating", "style_low", "style_high", "style_rank"]
-    write_csv(path, columns, ratings)
+    columns += ["rounded_to", "style_rounded_to"]
+    write_csv(path, columns, [supported_ratings(row) for row in ratings])
 
 
 def config_hash(config: Config) -> str:
@@ -322,6 +324,7 @@ def format_summary(summary: Summary, overrides: Sequence[str] = ()) -> str:
     """The clean one-screen summary printed at the end of a run; its header names the run's `overrides`."""
     s = summary
     intervals = s.get("ci") or {}
+    degenerate = s.get("ci_degenerate") or {}
     changed = changed_settings(s, overrides)
     # What makes the figures below doubtful comes first, before any figure or advice.
     warnings = [
@@ -335,9 +338,9 @@ def format_summary(summary: Summary, overrides: Sequence[str] = ()) -> str:
         *warnings,
         f"  items: {s['n_items']}   wins/ties/losses of a: {s['wins']}/{s['ties']}/{s['losses']}",
         interval_header(s),
-        f"  win_rate: {pct(s['win_rate'])}{ci_text(intervals.get('win_rate'))}   "
+        f"  win_rate: {pct(s['win_rate'])}{ci_text(intervals.get('win_rate'), why=degenerate.get('win_rate'))}   "
         f"consistent-only: {pct(s.get('win_rate_consistent'))}   pooled: {pct(s.get('win_rate_pooled'))}",
-        f"  position_consistency: {pct(s['position_consistency'])}{ci_text(intervals.get('position_consistency'))}   "
+        f"  position_consistency: {pct(s['position_consistency'])}{ci_text(intervals.get('position_consistency'), why=degenerate.get('position_consistency'))}   "
         f"biased_first: {pct(s['biased_first'])}   biased_second: {pct(s['biased_second'])}",
     ]
     if s.get("first_position_p") is not None:
@@ -349,17 +352,27 @@ def format_summary(summary: Summary, overrides: Sequence[str] = ()) -> str:
     if s.get("length_controlled_win_rate") is not None or s.get("longer_wins") is not None:
         lines.append(
             f"  length: longer answer wins {pct(s.get('longer_wins'))} of decisive verdicts; "
-            f"length-controlled win_rate {pct(s.get('length_controlled_win_rate'))}"
+            "length-controlled win_rate "
+            + controlled_text(
+                s.get("length_controlled_win_rate"),
+                intervals.get("length_controlled_win_rate"),
+                s.get("length_controlled_identifiable"),
+            )
         )
     if s.get("styled_wins") is not None:
         lines.append(
-            f"  style: more formatted answer wins {pct(s['styled_wins'])}{ci_text(intervals.get('styled_wins'))} "
+            f"  style: more formatted answer wins {pct(s['styled_wins'])}{ci_text(intervals.get('styled_wins'), why=degenerate.get('styled_wins'))} "
             f"of {s.get('styled_wins_n')} decisive verdicts; style-controlled win_rate "
-            f"{pct(s.get('style_controlled_win_rate'))}"
+            + controlled_text(
+                s.get("style_controlled_win_rate"),
+                intervals.get("style_controlled_win_rate"),
+                s.get("style_controlled_identifiable"),
+            )
         )
+    lines.extend(unidentified_lines(s))
     if "human_agreement" in s:
         lines.append(
-            f"  human_agreement: {pct(s['human_agreement'])}{ci_text(intervals.get('human_agreement'))} on {s['human_agreement_n']} "
+            f"  human_agreement: {pct(s['human_agreement'])}{ci_text(intervals.get('human_agreement'), why=degenerate.get('human_agreement'))} on {s['human_agreement_n']} "
             f"decisive labels; {s.get('human_agreement_ties_left_out', 0)} ties left out   "
             f"decisive-only: {pct(s.get('human_agreement_decisive'))}   kappa: "
             + ("n/a" if s.get("cohen_kappa") is None else f"{s['cohen_kappa']:.2f}")
@@ -405,6 +418,23 @@ def format_summary(summary: Summary, overrides: Sequence[str] = ()) -> str:
     elif s.get("agreement_message"):
         lines.append(f"  note: {s.get('agreement_message')}")
     return "\n".join(lines)
+
+
+def controlled_text(value: float | None, interval: Any, identifiable: bool | None) -> str:
+    """A controlled win rate with its interval, 'not identifiable' (the reason follows on its own line), or n/a."""
+    if value is not None:
+        return pct(value) + ci_text(interval)
+    return "not identifiable (why: below)" if identifiable is False else "n/a"
+
+
+def unidentified_lines(s: Summary) -> list[str]:
+    """One line per controlled win rate the data cannot identify, with the reason."""
+    lines = []
+    if s.get("length_controlled_identifiable") is False and s.get("length_controlled_note"):
+        lines.append(f"    length-controlled not identifiable: {s['length_controlled_note']}")
+    if s.get("style_controlled_identifiable") is False and s.get("style_controlled_note"):
+        lines.append(f"    style-controlled not identifiable: {s['style_controlled_note']}")
+    return lines
 
 
 _SHOWN_ANNOTATORS = 5  # more annotators than this: the per-annotator lines are in summary.json only

@@ -55,8 +55,9 @@ def interval(summary: Figures, name: str) -> tuple[float, float] | None:
 
 
 def ci_text(summary: Figures, name: str) -> str:
-    """'[low, high]' in percent, or empty."""
-    return formatting.ci_text(interval(summary, name)).strip()
+    """'[low, high]' in percent (and why, when it has zero width), or empty."""
+    why = (summary.get("ci_degenerate") or {}).get(name)
+    return formatting.ci_text(interval(summary, name), why=why).strip()
 
 
 def with_ci(summary: Figures, name: str) -> str:

@@ -16,6 +16,7 @@ from judgebias.core.record import Summary
 from judgebias.core.redaction import Redactor
 from judgebias.core.style import FEATURES
 from judgebias.core.verdict import item_winner
+from judgebias.figures import formatting
 from judgebias.figures.formatting import pct
 from judgebias.report import svg
 from judgebias.report.digest import MAX_TABLE_ROWS, VerdictDigest, length_label, read_verdicts, style_label, styles
@@ -128,6 +129,8 @@ def summary_cards(s: Figures) -> list[Card]:
         cards.append(
             Card("length-controlled win rate", pct(s.get(name)), ci_text(s, name), "win rate of a at equal lengths")
         )
+    elif s.get("length_controlled_identifiable") is False:
+        cards.append(Card("length-controlled win rate", "not identifiable", "", str(s.get("length_controlled_note"))))
     if s.get("styled_wins") is not None:
         hint = f"of {shown(s.get('styled_wins_n'))} decisive verdicts"
         cards.append(Card("more formatted answer wins", pct(s.get("styled_wins")), ci_text(s, "styled_wins"), hint))
@@ -135,6 +138,8 @@ def summary_cards(s: Figures) -> list[Card]:
         name = "style_controlled_win_rate"
         hint = "win rate of a at equal formatting and length"
         cards.append(Card("style-controlled win rate", pct(s.get(name)), ci_text(s, name), hint))
+    elif s.get("style_controlled_identifiable") is False:
+        cards.append(Card("style-controlled win rate", "not identifiable", "", str(s.get("style_controlled_note"))))
     cards += [
         Card(
             "wins / ties / losses of a",
@@ -372,17 +377,20 @@ def style_panel(s: Figures, digest: VerdictDigest) -> Panel | None:
 
 
 def ratings_rows(ratings: Sequence[Mapping[str, Any]]) -> list[list[str]]:
-    """rank, model, rating, interval, items per rated model."""
-    return [
-        [
-            text(r.get("rank")),
-            text(r.get("model")),
-            number(r.get("rating")),
-            f"{number(r.get('low'))} – {number(r.get('high'))}",
-            text(r.get("n")),
-        ]
-        for r in ratings
-    ]
+    """rank, model, rating, interval, items per rated model; each rating shown to the digit its interval supports."""
+    rows = []
+    for r in map(formatting.supported_ratings, ratings):
+        digits = formatting.step_decimals(r.get("rounded_to"))
+        rows.append(
+            [
+                text(r.get("rank")),
+                text(r.get("model")),
+                number(r.get("rating"), digits),
+                f"{number(r.get('low'), digits)} – {number(r.get('high'), digits)}",
+                text(r.get("n")),
+            ]
+        )
+    return rows
 
 
 def _verdict_name(value: Any, missing: str = "") -> str:
