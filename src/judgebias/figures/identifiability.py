@@ -2,9 +2,10 @@
 
 Pure numpy. A logistic fit of the decisive verdicts reads the win rate at "a and b alike" from its intercept.
 The data cannot pin that intercept down when one side has almost no verdicts, when the verdicts are separated
-(the fit has no finite maximum: the ridge alone decides the number), or when a covariate is almost collinear
-with the intercept (a differs from b almost always in the same direction, so "alike" is an extrapolation) or
-with another covariate (their effects cannot be told apart). Such a rate is reported as not identifiable, with
+(the fit has no finite maximum: the ridge alone decides the number), or when the covariates are almost collinear
+with the intercept (a differs from b almost always in the same direction, so "alike" is an extrapolation).
+Covariates collinear with each other (formatting features that always come together) leave the intercept
+identified and are not a reason. Such a rate is reported as not identifiable, with
 the reason, instead of as a number with an interval that only looks precise.
 """
 
@@ -17,7 +18,7 @@ import numpy as np
 from judgebias.figures.stats import FloatArray
 
 MIN_SIDE = 5  # decisive verdicts each side (a wins, b wins) needs before a controlled rate is fitted
-COLLINEAR_R2 = 0.95  # a column explained this well by the others cannot be told apart from them
+COLLINEAR_R2 = 0.95  # the intercept explained this well by the covariates cannot be told apart from them
 SEPARATED_LOGIT = 8.0  # a coefficient this large (log-odds per sd, or the intercept) marks a fit without maximum
 INTERCEPT = "the intercept (answer a's own side)"
 
@@ -30,21 +31,16 @@ def before_fit(design: FloatArray, y: FloatArray, names: Sequence[str]) -> str |
             f"only {min(wins, losses)} of the {y.size} decisive verdicts go to {'a' if wins < losses else 'b'}; "
             f"a controlled rate needs at least {MIN_SIDE} each way"
         )
-    labels = [INTERCEPT, *names]
-    for j in range(design.shape[1]):
-        others = np.delete(design, j, axis=1)
-        if others.shape[1] == 0:
-            continue
-        r2 = _explained(design[:, j], others, centred=j != 0)
-        if r2 >= COLLINEAR_R2:
-            partner = labels[0] if j != 0 else ", ".join(labels[1:])
-            what = labels[j] if j != 0 else ", ".join(labels[1:])
-            if j == 0:
-                return (
-                    f"{what} is almost collinear with {INTERCEPT} (R² {r2:.2f}): a and b differ almost always in the "
-                    "same direction, so the rate at 'a and b alike' is an extrapolation"
-                )
-            return f"{what} is almost collinear with {partner} (R² {r2:.2f}): their effects cannot be told apart"
+    covariates = design[:, 1:]
+    if covariates.shape[1] == 0:
+        return None
+    r2 = _explained(design[:, 0], covariates, centred=False)
+    if r2 >= COLLINEAR_R2:
+        return (
+            f"{', '.join(names)} {'is' if len(names) == 1 else 'are'} almost collinear with {INTERCEPT} "
+            f"(R² {r2:.2f}): a and b differ almost always in the same direction, so the rate at 'a and b alike' is "
+            "an extrapolation"
+        )
     return None
 
 
