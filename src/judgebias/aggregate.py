@@ -31,7 +31,7 @@ from judgebias.core.record import Summary
 from judgebias.figures.formatting import ci_text, points
 from judgebias.io.files import write_csv, write_text_atomic
 
-FAILED_STATUSES = ("failed", "errors", "missing")
+FAILED_STATUSES = ("failed", "errors", "missing", "budget")
 RATES = ("win_rate", "position_consistency", "human_agreement", "styled_wins")
 
 COLUMNS = (

@@ -106,7 +106,17 @@ def check_job(
     if status == "dry-run":
         return [Finding(job.name, False, f"FAIL {who}: a dry run has no figures to check")]
     findings = []
-    if status == "errors" or s.get("failed_calls"):
+    if status == "budget":
+        budget = s.get("budget") or {}
+        findings.append(
+            Finding(
+                job.name,
+                False,
+                f"FAIL {who}: stopped at its spending cap with {budget.get('calls_not_sent')} calls not sent, so its "
+                "figures leave items out (raise max_cost_usd or max_tokens_total and rerun: the rest comes from the cache)",
+            )
+        )
+    elif status == "errors" or s.get("failed_calls"):
         findings.append(
             Finding(
                 job.name,

@@ -204,3 +204,16 @@ def test_agreement_needs_enough_labels_behind_it(tmp_path: Path, capsys: pytest.
     assert "human_agreement_n = 12, needs human_agreement_n >= 100 (--min-labels)" in out
     assert "human_agreement =" not in out
     assert 0 == check.main([str(run), "--min-agreement", "0.75", "--min-labels", "12"])
+
+
+def test_a_run_stopped_at_its_spending_cap_fails_naming_the_cap(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run with status budget fails the gate with the calls it did not send and how to finish it, not as retries."""
+    run = write_run(tmp_path / "run", status="budget", failed_calls=10, budget={"calls_not_sent": 10})
+
+    code, out, _ = gate(capsys, str(run))
+
+    assert 1 == code
+    assert any("stopped at its spending cap with 10 calls not sent" in line for line in out), out
+    assert not any("failed after their retries" in line for line in out), out

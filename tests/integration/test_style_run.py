@@ -54,7 +54,14 @@ def test_a_judge_that_rewards_formatting_is_measured_and_the_remedy_shows(cli: C
     assert (1.0, 24) == (before["styled_wins"], before["styled_wins_n"])
     assert (0.0, 24) == (after["styled_wins"], after["styled_wins_n"])
     assert before["style_coefficients"]["list_items"] > 0 > after["style_coefficients"]["list_items"]
-    assert {"strip": False, "truncate_words": None, "strip_markdown": True} == after["normalization"]
+    expected = {
+        "strip": False,
+        "truncate_words": None,
+        "truncate_tokens": None,
+        "tokenizer": "words",
+        "strip_markdown": True,
+    }
+    assert expected == after["normalization"]
     counts = {"headers": 1, "list_items": 2, "bold": 1, "italic": 1, "code_blocks": 0, "tables": 0}
     assert counts == stripped.verdicts()[0]["style_a"]  # the answer as written, though the judge saw plain text
 
