@@ -32,7 +32,7 @@ Answer = Callable[[dict[str, Any], str], tuple[int, dict[str, Any]]]  # (request
 ENDPOINTS: Final = ("/v1/chat/completions",)
 MAX_FILE_BYTES: Final = 200 * 1024 * 1024
 TERMINAL: Final = ("completed", "failed", "expired", "cancelled")
-# The server's status-200 reply shapes a batch line's body can take (every one but html: a line's body is JSON).
+# The status-200 reply shapes a batch line's body can take; the live server's REPLY_SHAPES are these and an HTML page.
 LINE_SHAPES: Final = (
     "normal",
     "refusal",

@@ -42,7 +42,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import FrameType, TracebackType
 from typing import Any, Final, cast
 
-from judgebias.devserver.batch import BatchApi, BatchOptions, add_batch_arguments, batch_options, dumps, unit
+from judgebias.devserver.batch import (
+    LINE_SHAPES,
+    BatchApi,
+    BatchOptions,
+    add_batch_arguments,
+    batch_options,
+    dumps,
+    unit,
+)
 
 __all__ = [
     "POLICIES",
@@ -58,17 +66,8 @@ POLICIES: Final = ("longer", "first", "second", "hash", "tie")
 THINK_STYLES: Final = ("none", "inline", "field")  # no thinking; <think>...</think> in the reply; reasoning_content
 WAIT_STYLES: Final = ("openai", "litellm", "reset")  # how a 429 announces its wait (see _wait_headers)
 # Status-200 replies that carry no verdict, as servers send them (see _shaped); "normal" is an ordinary reply.
-REPLY_SHAPES: Final = (
-    "normal",
-    "refusal",
-    "content_filter",
-    "tool_calls",
-    "no_choices",
-    "empty_choices",
-    "error_body",
-    "html",
-    "content_parts",
-)
+# A batch line's body (JSON) can take each of them but an HTML page.
+REPLY_SHAPES: Final = (*LINE_SHAPES[:-1], "html", LINE_SHAPES[-1])
 ERROR_STYLES: Final = ("openai", "gateway")  # gateway: the status in the body's code, LiteLLM's auth errors
 REASONING_TOKENS: Final = {"minimal": 16, "low": 128, "medium": 512, "high": 2048}  # hidden tokens spent per effort
 DEFAULT_MODEL: Final = "judgebias-dev"
