@@ -51,14 +51,11 @@ def summarize_run(
     if len(per_judge) == 1:
         ((name, rows),) = per_judge.items()
         judge = judges[name]
-        return cast(Summary, summarize(rows, judge_family=judge.family, logprobs_requested=judge.logprobs, **settings))
+        return summarize(rows, judge_family=judge.family, logprobs_requested=judge.logprobs, **settings)
     asked = any(judge.logprobs for judge in judges.values())
-    merged = cast(Summary, summarize(combined, logprobs_requested=asked, **settings))
+    merged = summarize(combined, logprobs_requested=asked, **settings)
     merged["judges"] = {
-        name: cast(
-            Summary,
-            summarize(rows, judge_family=judges[name].family, logprobs_requested=judges[name].logprobs, **settings),
-        )
+        name: summarize(rows, judge_family=judges[name].family, logprobs_requested=judges[name].logprobs, **settings)
         for name, rows in per_judge.items()
     }
     return merged
