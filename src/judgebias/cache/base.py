@@ -7,12 +7,13 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from judgebias.backends.pacing import Fleet
+from judgebias.config.schema import CacheMode
 
 
 class ReplyStore(Protocol):
     """Replies by key; `claim`/`release`/`wait_for` let processes sharing the store pay once for a call."""
 
-    mode: str  # use | refresh | off | only
+    mode: CacheMode  # what lookups and writes do (its reads / writes / sends say which)
     directory: Path  # this machine's cache folder (cache.dir): the disk cache, or the Redis store's local outbox
 
     def get(self, key: str) -> dict[str, Any] | None:

@@ -59,11 +59,11 @@ class TextOnlyDisk(diskcache.Disk):  # type: ignore[misc]
         return super().fetch(mode, filename, value, read)
 
 
-def checked_mode(mode: str) -> str:
-    """`mode` when it is a cache mode; a store opened outside a composed config (the cache CLI) checks it here."""
+def checked_mode(mode: str) -> CacheMode:
+    """`mode` as a cache mode; a store opened outside a composed config (the cache CLI) checks it here."""
     if mode not in MODES:
         raise UserError(f"cache.mode={mode!r} is not a mode: use one of {', '.join(MODES)}")
-    return mode
+    return CacheMode(mode)
 
 
 def free_space(directory: Path) -> int:
@@ -126,7 +126,7 @@ class ReplyCache:
             where = str(self.directory)
             try:
                 self.directory.mkdir(parents=True, exist_ok=True)
-                if self.mode != CacheMode.only:
+                if self.mode.sends:
                     self._keep_reserve()
                 self._cache = diskcache.Cache(
                     where, eviction_policy="none", cull_limit=0, disk=TextOnlyDisk, timeout=60
@@ -172,7 +172,7 @@ class ReplyCache:
 
     def _store_outbox(self) -> None:
         """Move replies a full disk kept in outbox files into the database, then drop those files."""
-        if self.mode == CacheMode.off:
+        if not self.mode.writes:
             return
         for path in sorted(self.directory.glob(f"{OUTBOX}*.jsonl")):
             if _written_by_another_live_process(path):
@@ -198,7 +198,7 @@ class ReplyCache:
 
     def get(self, key: str) -> dict[str, Any] | None:
         """The cached reply, or None on a miss (always a miss in modes refresh and off)."""
-        if self.mode in ("refresh", "off"):
+        if not self.mode.reads:
             return None
         return self._decode(self._open().get(key, default=None, retry=True))
 
@@ -208,7 +208,7 @@ class ReplyCache:
         Reads diskcache's table directly (its schema has been stable since 5.x; pinned <6): str keys are stored
         raw, values through the Disk, so TextOnlyDisk still refuses pickles. Expiry is never set by judgebias.
         """
-        if self.mode in ("refresh", "off") or not keys:
+        if not self.mode.reads or not keys:
             return {}
         cache = self._open()
         found: dict[str, dict[str, Any]] = {}
@@ -244,7 +244,7 @@ class ReplyCache:
         INSERT, COMMIT on a connection per thread): with 64 workers each statement waits to retake the
         interpreter lock, and the writers queue behind it.
         """
-        if self.mode == "off":
+        if not self.mode.writes:
             return
         text = json.dumps(value, ensure_ascii=False)
         cache = self._open()

@@ -152,13 +152,13 @@ class RedisCache:
 
     def get(self, key: str) -> dict[str, Any] | None:
         """The stored reply, or None on a miss (always a miss in modes refresh and off)."""
-        if self.mode in ("refresh", "off"):
+        if not self.mode.reads:
             return None
         return ReplyCache._decode(self._text(self._do(lambda: self.client.get(REPLY + key), "reading a reply")))
 
     def get_many(self, keys: list[str]) -> dict[str, dict[str, Any]]:
         """The stored replies among `keys` (misses are absent), one MGET per few hundred keys."""
-        if self.mode in ("refresh", "off") or not keys:
+        if not self.mode.reads or not keys:
             return {}
         return dict(self._stored(keys))
 
@@ -183,7 +183,7 @@ class RedisCache:
 
     def put(self, key: str, value: dict[str, Any]) -> None:
         """Store a reply the moment it arrives; if Redis is gone, keep it in the local outbox and say so."""
-        if self.mode == "off":
+        if not self.mode.writes:
             return
         text = json.dumps(value, ensure_ascii=False)
         try:
@@ -203,7 +203,7 @@ class RedisCache:
 
     def claim(self, key: str) -> bool:
         """Take the lease on a call: True if this process should send it, False if another one is sending it."""
-        if self.mode == "off":
+        if not self.mode.writes:
             return True
         milliseconds = int(self.lease_seconds * 1000)
         taken = self._do(lambda: self.client.set(LEASE + key, self._token, nx=True, px=milliseconds), "claiming a call")

@@ -103,7 +103,7 @@ def check_batch(judge: JudgeConfig, cache_mode: CacheMode) -> None:
     where = f"judge {judge.name!r}: judge.mode={judge.mode}"
     if judge.backend != BackendKind.openai:
         raise UserError(f"{where} needs an OpenAI-compatible judge (backend=openai), not backend={judge.backend}")
-    if cache_mode in (CacheMode.off, CacheMode.only):
+    if not (cache_mode.writes and cache_mode.sends):
         raise UserError(f"{where} fills the cache, so it needs cache.mode=use or refresh (not {cache_mode})")
     if judge.batch_size < 1 or judge.batch_poll_seconds <= 0:
         raise UserError(f"{where}: judge.batch_size must be >= 1 and judge.batch_poll_seconds > 0")

@@ -55,6 +55,21 @@ class CacheMode(StrEnum):
     off = "off"
     only = "only"  # fail on a miss
 
+    @property
+    def reads(self) -> bool:
+        """Whether a lookup may answer from the cache (refresh asks again, off never looks)."""
+        return self in (CacheMode.use, CacheMode.only)
+
+    @property
+    def writes(self) -> bool:
+        """Whether a reply is stored (every mode but off)."""
+        return self is not CacheMode.off
+
+    @property
+    def sends(self) -> bool:
+        """Whether a miss may be sent to the judge (only fails on a miss instead)."""
+        return self is not CacheMode.only
+
 
 class CacheBackend(StrEnum):
     """Where replies are stored (`cache.backend`)."""

@@ -454,7 +454,7 @@ def _start(
     if judging.batch_gaps is not None:  # the batch pre-pass owns this judge's calls: a gap fails, never sent live
         inflight[key] = Pending(error=judging.batch_gaps.reason(key))
         return inflight[key]
-    if cache.mode == CacheMode.only:
+    if not cache.mode.sends:
         raise UserError(
             f"cache.mode=only: no cached reply for item {request.item.id!r} (order {request.view.order}) "
             f"of judge {judging.name!r}; nothing was sent. Run once with cache.mode=use to fill the cache"
