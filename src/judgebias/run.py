@@ -25,7 +25,7 @@ from judgebias.cli import collector
 from judgebias.cli.clusterlog import summarise_sacct_warnings
 from judgebias.cli.composition import mode_probe_skipped
 from judgebias.cli.config_errors import HeldStderr, composition_message, held_stderr, unknown_key_message
-from judgebias.cli.rundir import register_resolver
+from judgebias.cli.rundir import REUSE_FLAG, refused_folder, register_resolver
 from judgebias.cli.schemas import register_schemas
 from judgebias.cli.termination import Stopped, stop_on_sigterm
 from judgebias.config.schema import Config
@@ -141,25 +141,6 @@ def job(cfg: DictConfig) -> int:
     return 0
 
 
-def used_folder_error(argv: list[str]) -> str | None:
-    """Why a hydra.run.dir named on the command line must not be used: it holds another run's results.
-
-    Checked before Hydra starts, since Hydra writes its .hydra/ dumps and run.log into the folder first thing.
-    """
-    if "-m" in argv or "--multirun" in argv:
-        return None
-    for arg in argv:
-        if arg.startswith("hydra.run.dir="):
-            folder = Path(arg.partition("=")[2]).expanduser()
-            for name in ("summary.json", "verdicts.jsonl", "verdicts.jsonl.part", "dry_run.json"):
-                if (folder / name).exists():
-                    return (
-                        f"hydra.run.dir={str(folder)!r} already holds a run ({name}): choose a new folder, or leave "
-                        "hydra.run.dir unset (every run then gets its own)"
-                    )
-    return None
-
-
 def _say_where(out_dir: Path) -> None:
     """The run folder and the report, as the last lines of every run."""
     print(f"run folder: {out_dir}")
@@ -218,7 +199,9 @@ def _start() -> None:
         sys.exit(0)
     register_schemas()
     register_resolver()
-    refused = used_folder_error(sys.argv[1:])
+    reuse = REUSE_FLAG in sys.argv[1:]
+    sys.argv = [arg for arg in sys.argv if arg != REUSE_FLAG]  # judgebias's own flag: Hydra would refuse it
+    refused = refused_folder(sys.argv[1:], reuse=reuse)
     if refused:
         print(f"judgebias: error: {refused}", file=sys.stderr)
         sys.exit(EXIT_USER_ERROR)

@@ -69,7 +69,7 @@ def test_a_folder_holding_a_run_is_never_written_into(cli: Cli) -> None:
         check=False,
     )
     assert 2 == second.returncode
-    assert "already holds a run" in second.stderr and str(first.run_dir) in second.stderr
+    assert "is not empty" in second.stderr and str(first.run_dir) in second.stderr
     assert before == (first.run_dir / "summary.json").read_bytes()
 
 

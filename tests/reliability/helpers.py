@@ -5,6 +5,8 @@ from __future__ import annotations
 import itertools
 import json
 import sqlite3
+import subprocess
+import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -19,7 +21,7 @@ from judgebias.config.schema import Config, RubricConfig
 from judgebias.devserver.server import RunningServer
 from judgebias.engine.runner import run_experiment
 from judgebias.run import to_config
-from tests.helpers import REPO
+from tests.helpers import REPO, Cli
 
 KEY_ENV = "JUDGEBIAS_RELIABILITY_KEY"
 KEY = {KEY_ENV: "sk-reliability-test-key"}
@@ -118,3 +120,21 @@ def early_retries(server: RunningServer) -> list[tuple[str, float, float]]:
                 if waited < refused["retry_after"]:
                     early.append((body, waited, refused["retry_after"]))
     return early
+
+
+def judgebias(cli: Cli, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`python -m judgebias.run ARGS` run from the test's folder as typed: no run folder or cache added."""
+    return subprocess.run(
+        [sys.executable, "-m", "judgebias.run", *args],
+        cwd=cli.tmp_path,
+        env=cli.env | (env or {}),
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    """Every file below `folder` (hidden ones too) and its bytes, to show that nothing was written there."""
+    return {str(path.relative_to(folder)): path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file()}

@@ -41,3 +41,54 @@ def register_resolver() -> None:
 
     if not OmegaConf.has_resolver("unique_dir"):
         OmegaConf.register_new_resolver("unique_dir", unique_dir, use_cache=True)
+
+
+REUSE_FLAG = "--reuse-dir"
+"""The opt-in for a deliberate rerun into a folder that is not empty (taken off the command line before Hydra)."""
+
+_SYSTEM_TREES = ("/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/proc", "/sbin", "/sys", "/usr")
+"""Folders no run writes into, nor anywhere below them."""
+
+_SYSTEM_FOLDERS = ("/", "/home", "/media", "/mnt", "/opt", "/root", "/run", "/srv", "/tmp", "/var")
+"""Folders no run writes into itself (a folder below them is fine)."""
+
+
+def refused_folder(argv: list[str], *, reuse: bool) -> str | None:
+    """Why the run folder named on the command line must not be used, or None.
+
+    Checked before Hydra starts, since Hydra writes its .hydra/ dumps (and a sweep its multirun.yaml and job
+    folders) into the folder first thing. Only an explicit folder is checked: the default one is new every time.
+    A value holding an interpolation (`${...}`) is only known to Hydra and is not checked.
+    """
+    multirun = any(arg in ("-m", "--multirun") or arg == "hydra.mode=MULTIRUN" for arg in argv)
+    option = "hydra.sweep.dir" if multirun else "hydra.run.dir"
+    values = [arg.partition("=")[2] for arg in argv if arg.lstrip("+").partition("=")[0] == option]
+    if not values or "${" in values[-1]:
+        return None
+    folder = Path(_unquoted(values[-1])).expanduser()
+    real = Path(os.path.realpath(folder))
+    named = f"{option}={str(folder)!r}"
+    if (
+        str(real) in _SYSTEM_FOLDERS
+        or str(Path.home()) == str(real)
+        or any(real == Path(tree) or real.is_relative_to(tree) for tree in _SYSTEM_TREES)
+    ):
+        return f"{named} is a system folder: choose a folder of your own, or leave {option} unset"
+    if real.exists() and not real.is_dir():
+        return f"{named} is a file, not a folder: choose another {option}, or leave it unset"
+    if reuse or not real.is_dir():
+        return None
+    first = next(iter(sorted(real.iterdir())), None)
+    if first is None:
+        return None
+    return (
+        f"{named} is not empty (it holds {first.name!r}): choose another {option}, leave it unset (every run "
+        f"then gets a new folder), or add {REUSE_FLAG} to write into it anyway"
+    )
+
+
+def _unquoted(value: str) -> str:
+    """A Hydra override value without the quotes that may surround it."""
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    return value
