@@ -11,6 +11,7 @@ import dataclasses
 import logging
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from judgebias.cli import collector
 from judgebias.cli.clusterlog import summarise_sacct_warnings
 from judgebias.cli.composition import mode_probe_skipped
 from judgebias.cli.config_errors import HeldStderr, composition_message, held_stderr, unknown_key_message
+from judgebias.cli.pasted import pasted_secret_error
 from judgebias.cli.rundir import REUSE_FLAG, refused_folder, register_resolver
 from judgebias.cli.schemas import register_schemas
 from judgebias.cli.termination import Stopped, stop_on_sigterm
@@ -37,8 +39,8 @@ from judgebias.core.errors import (
     SecretInConfig,
     UserError,
 )
-from judgebias.core.redaction import REDACTED
-from judgebias.io.files import write_json
+from judgebias.core.redaction import REDACTED, RedactingFilter, Redactor, replace_secrets
+from judgebias.io.files import write_json, write_text_atomic
 
 EXIT_CALLS_FAILED = 1
 EXIT_BUDGET = 3  # stopped at the spending cap (status budget): everything written, a higher cap continues
@@ -87,10 +89,13 @@ def job(cfg: DictConfig) -> int:
         logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
         with stop_on_sigterm():
-            summary = run_experiment(to_config(cfg), out_dir, overrides=HydraConfig.get().overrides.task)
+            config = to_config(cfg)
+            keep_secrets_out(out_dir, Redactor.for_config(dataclasses.asdict(config)))
+            summary = run_experiment(config, out_dir, overrides=HydraConfig.get().overrides.task)
     except UserError as error:
         if isinstance(error, SecretInConfig):
-            scrub(out_dir, error.secret)
+            pasted = error.secret
+            scrub(out_dir, lambda text: text.replace(pasted, REDACTED))
         print(f"judgebias: error: {error}", file=sys.stderr)
         if not (isinstance(error, CacheFull) and error.run_written):  # its summary counts every paid reply
             write_json(out_dir / "summary.json", _failure(cfg, str(error)))
@@ -149,14 +154,25 @@ def _say_where(out_dir: Path) -> None:
         print(f"report: {report}")
 
 
-def scrub(out_dir: Path, secret: str) -> None:
-    """Remove a credential typed into the config from Hydra's dumps of it (the job's and the sweep's)."""
+def keep_secrets_out(out_dir: Path, redactor: Redactor) -> None:
+    """Take the run's known secrets out of Hydra's dumps (a base_url's password from a YAML file), and out of every
+    log record before a handler writes it (run.log, the terminal)."""
+    scrub(out_dir, lambda text: replace_secrets(text, redactor.secrets()))
+    log_filter = RedactingFilter(redactor.known)
+    for handler in logging.getLogger().handlers:
+        if not any(isinstance(f, RedactingFilter) for f in handler.filters):
+            handler.addFilter(log_filter)
+
+
+def scrub(out_dir: Path, redact: Callable[[str], str]) -> None:
+    """Rewrite Hydra's dumps of the config (the job's and the sweep's) through `redact`, where it changes them."""
     dumps = [*out_dir.glob(".hydra/*.yaml"), out_dir.parent / "multirun.yaml"]
     for path in dumps:
         if path.is_file():
             text = path.read_text(encoding="utf-8")
-            if secret in text:
-                path.write_text(text.replace(secret, REDACTED), encoding="utf-8")
+            clean = redact(text)
+            if clean != text:
+                write_text_atomic(path, clean)
 
 
 def _failure(cfg: DictConfig, message: str) -> dict[str, Any]:
@@ -201,7 +217,7 @@ def _start() -> None:
     register_resolver()
     reuse = REUSE_FLAG in sys.argv[1:]
     sys.argv = [arg for arg in sys.argv if arg != REUSE_FLAG]  # judgebias's own flag: Hydra would refuse it
-    refused = refused_folder(sys.argv[1:], reuse=reuse)
+    refused = pasted_secret_error(sys.argv[1:]) or refused_folder(sys.argv[1:], reuse=reuse)
     if refused:
         print(f"judgebias: error: {refused}", file=sys.stderr)
         sys.exit(EXIT_USER_ERROR)

@@ -40,7 +40,14 @@ from judgebias.core.parsing import answer_part
 from judgebias.core.prompt import fold_system
 from judgebias.core.reading import read_reply
 from judgebias.core.record import TRANSIENT_OUTCOMES, Reply, Request
-from judgebias.core.redaction import replace_secrets
+from judgebias.core.redaction import (
+    DEFAULT_KEY_ENVS,
+    Redactor,
+    public_endpoint,
+    redact_tree,
+    replace_secrets,
+    url_password,
+)
 from judgebias.core.tokens import estimate_prompt_tokens
 
 OPENAI_ENDPOINT = "https://api.openai.com/v1"
@@ -77,7 +84,11 @@ class OpenAIJudge(Backend):
         check_judge(config)  # judge.model and the retry, quota and key-name settings, also when built outside a run
         self.config = config
         self.rubric = rubric
-        self.endpoint = config.base_url or OPENAI_ENDPOINT
+        self.endpoint = public_endpoint(config.base_url) or OPENAI_ENDPOINT  # shown, keyed and filed: no password
+        names = {config.api_key_env, *config.extra_headers.values(), *DEFAULT_KEY_ENVS} - {None, ""}
+        # The credentials this judge sends, taken out of every reply before it is read, cached or written: a server
+        # may echo the request's headers (Authorization, extra headers) or the URL in a 200 reply.
+        self.redact = Redactor(frozenset(str(n) for n in names), frozenset({url_password(config.base_url or "") or ""}))
         self.pacer = Pacer(config.requests_per_minute, config.tokens_per_minute)
         self.retries = 0  # retries made so far, for the progress line
         self.timeouts = 0  # requests retried after a client-side timeout (the server may have billed them)
@@ -157,7 +168,7 @@ class OpenAIJudge(Backend):
                 openai = _sdk()
                 name = self.config.api_key_env
                 self._client = openai.OpenAI(
-                    base_url=self.endpoint,
+                    base_url=self.config.base_url or OPENAI_ENDPOINT,
                     api_key=(lambda: os.environ.get(name, "")) if name else "no-key",
                     timeout=self.config.timeout,
                     max_retries=0,
@@ -203,6 +214,7 @@ class OpenAIJudge(Backend):
         thinking, not its verdict. Hidden reasoning tokens are part of `completion_tokens` (billed as output).
         """
         labels = request.view.labels(self.rubric.tie_label)
+        body = redact_tree(body, self.redact.known)
         if self.completions:
             return completion_reply(body, labels)
         return reply_of_body(body, None, lambda logprobs: _label_probs_json(logprobs, labels))
@@ -258,7 +270,7 @@ class OpenAIJudge(Backend):
                 wait = announced_wait(response_headers, time.time())
                 if wait:
                     self.pacer.pause_all(min(wait, self.config.max_wait))
-            reply = self._read(raw.text, response_headers, labels)
+            reply = self._read(self.redact.known(raw.text), response_headers, labels)
             if reply.outcome in TRANSIENT_OUTCOMES:
                 raise UnusableReply(reply)
             if reply.finish_reason == "length" and reply.outcome is None and not self.completions:

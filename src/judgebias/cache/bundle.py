@@ -28,11 +28,11 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
-from urllib.parse import urlsplit, urlunsplit
 
 from judgebias.cache.disk import call_key
 from judgebias.core.errors import UserError
 from judgebias.core.record import reply_problem
+from judgebias.core.redaction import public_endpoint
 from judgebias.io.versions import installed_versions
 
 FORMAT = "judgebias-bundle"
@@ -66,16 +66,6 @@ class RunKeys:
 def version() -> str:
     """The installed judgebias version."""
     return installed_versions(["judgebias"])["judgebias"] or "unknown"
-
-
-def public_endpoint(url: str | None) -> str | None:
-    """An endpoint URL without any user:password part, for manifests."""
-    if not url:
-        return url
-    parts = urlsplit(url)
-    if "@" not in parts.netloc:
-        return url
-    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
 
 
 def run_record(judges: Mapping[str, Mapping[str, Any]], keys: Mapping[str, Iterable[str]]) -> dict[str, Any]:

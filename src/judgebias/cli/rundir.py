@@ -65,7 +65,7 @@ def refused_folder(argv: list[str], *, reuse: bool) -> str | None:
     values = [arg.partition("=")[2] for arg in argv if arg.lstrip("+").partition("=")[0] == option]
     if not values or "${" in values[-1]:
         return None
-    folder = Path(_unquoted(values[-1])).expanduser()
+    folder = Path(unquoted(values[-1])).expanduser()
     real = Path(os.path.realpath(folder))
     named = f"{option}={str(folder)!r}"
     if (
@@ -87,7 +87,7 @@ def refused_folder(argv: list[str], *, reuse: bool) -> str | None:
     )
 
 
-def _unquoted(value: str) -> str:
+def unquoted(value: str) -> str:
     """A Hydra override value without the quotes that may surround it."""
     if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
         return value[1:-1]

@@ -24,6 +24,7 @@ from judgebias.config.schema import (
 from judgebias.core.errors import SecretInConfig, UserError
 from judgebias.core.prompt import unknown_placeholders
 from judgebias.core.record import DETERMINISTIC_OUTCOMES
+from judgebias.core.redaction import looks_like_secret
 
 REASKABLE = (*DETERMINISTIC_OUTCOMES, "foreign")  # cache.reask values: cached outcomes, and foreign replies
 ENV_VAR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -69,13 +70,19 @@ def check_settings(config: Config) -> None:
             f"cache.reask={unknown_reask[0]!r} is not a cached outcome: use any of {', '.join(REASKABLE)} "
             "(e.g. cache.reask=[refusal,foreign])"
         )
-    if not ENV_VAR_NAME.fullmatch(config.cache.url_env):
+    if not is_variable_name(config.cache.url_env):
         # Most likely the URL itself, password and all: never echo it, and let the caller scrub it from the dumps.
         raise SecretInConfig(
             "cache.url_env takes the NAME of an environment variable (e.g. JUDGEBIAS_REDIS_URL) that holds the "
             "Redis URL, not the URL itself; the value was removed from this run's saved config",
             config.cache.url_env,
         )
+
+
+def is_variable_name(value: str) -> bool:
+    """Whether `value` can be the name of an environment variable and does not have the shape of a key itself
+    (Azure's 32 hex digits and Google's `AIza...` keys are valid names too)."""
+    return bool(ENV_VAR_NAME.fullmatch(value)) and not looks_like_secret(value)
 
 
 def check_judge(judge: JudgeConfig) -> None:
@@ -138,14 +145,14 @@ def _check_openai(judge: JudgeConfig) -> None:
     if judge.max_wait < 0:
         raise UserError(f"judge {judge.name!r}: judge.max_wait={judge.max_wait} must be >= 0 (seconds)")
     for header, variable in judge.extra_headers.items():
-        if not ENV_VAR_NAME.fullmatch(str(variable)):
+        if not is_variable_name(str(variable)):
             raise SecretInConfig(
                 f"judge {judge.name!r}: judge.extra_headers.{header} takes the NAME of an environment variable "
                 "holding the header's value, not the value itself; the value was removed from this run's saved config",
                 str(variable),
             )
     _check_reasoning(judge)
-    if judge.api_key_env is not None and not ENV_VAR_NAME.fullmatch(judge.api_key_env):
+    if judge.api_key_env is not None and not is_variable_name(judge.api_key_env):
         # Most likely the key itself: never echo it, and let the caller scrub it from Hydra's config dumps.
         raise SecretInConfig(
             f"judge {judge.name!r}: judge.api_key_env takes the NAME of an environment variable (e.g. "

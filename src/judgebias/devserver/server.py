@@ -122,6 +122,7 @@ class ServerOptions:
     upstream_key_refused: bool = False  # every completion fails as a gateway's upstream credential would
     reply_shape: str = "normal"  # a status-200 reply without a verdict (REPLY_SHAPES)
     reply_shape_first_n: int = 0  # only the first N requests per distinct body get reply_shape (0: every request)
+    echo_headers: bool = False  # a careless server: each 200 reply quotes the request's headers (key and all)
     n_ctx: int | None = None  # a context of this many tokens (words here): a longer prompt is refused as llama.cpp does
     batch: BatchOptions = field(default_factory=BatchOptions)  # the Batch API's timing and faults
     host: str = "127.0.0.1"
@@ -561,6 +562,8 @@ class _Handler(BaseHTTPRequestHandler):
             spent = REASONING_TOKENS[request.get("reasoning_effort") or "medium"] if reasoning else 0
             truncate = fault == "ptruncate"
             payload = _completion(request, reply, options, serial, truncate=truncate, reasoning_tokens=spent)
+        if options.echo_headers:
+            _echo_headers(payload, dict(self.headers))
         shaped = options.reply_shape != "normal" and (
             options.reply_shape_first_n == 0 or attempt < options.reply_shape_first_n
         )
@@ -653,6 +656,16 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 _WAIT_MS_HEADERS: Final = ("retry-after-ms", "llm_provider-retry-after-ms", "x-ratelimit-reset-requests")
+
+
+def _echo_headers(payload: dict[str, Any], headers: dict[str, str]) -> None:
+    """Append the request's headers to the reply's text, as a careless server or gateway debug mode would."""
+    choice = payload["choices"][0]
+    echoed = f" (request headers: {headers})"
+    if "text" in choice:
+        choice["text"] = (choice["text"] or "") + echoed
+    elif isinstance(choice.get("message", {}).get("content"), str):
+        choice["message"]["content"] += echoed
 
 
 def _wait_headers(wait: float, style: str) -> tuple[tuple[str, str], ...]:
@@ -1082,6 +1095,7 @@ def _parser() -> argparse.ArgumentParser:
         "--reply-shape", choices=REPLY_SHAPES, default=defaults.reply_shape, help="a status-200 reply without a verdict"
     )
     add("--reply-shape-first-n", type=int, default=0, help="only the first N requests per body get --reply-shape")
+    add("--echo-headers", action="store_true", help="quote the request's headers in every 200 reply")
     add("--n-ctx", type=int, default=None, help="refuse prompts longer than this many words, as llama.cpp does")
     add("--drop-params", action="store_true", help="reasoning models drop refused settings silently (a gateway's)")
     add("--required-header", default=None, help="'Name: value' every /v1 request must carry (else 401)")
@@ -1119,7 +1133,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     signal.signal(signal.SIGTERM, _on_signal)
     signal.signal(signal.SIGINT, _on_signal)
-    with start_server(options) as running:
+    try:
+        server = start_server(options)
+    except OSError as error:
+        print(
+            f"devserver: cannot listen on {options.host}:{options.port}: {error.strerror or error} (another server "
+            "there? choose another --port, or --port 0 for a free one)",
+            file=sys.stderr,
+        )
+        return 2
+    with server as running:
         print(f"serving on {running.url}", flush=True)
         while not done.wait(0.5):
             pass

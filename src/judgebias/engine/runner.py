@@ -24,7 +24,7 @@ from judgebias.backends.base import Backend
 from judgebias.batch.prefill import prefill
 from judgebias.cache import ReplyStore, open_cache, sample_key
 from judgebias.cache.age import StoredTimes, stamped
-from judgebias.cache.bundle import KeyLog, public_endpoint
+from judgebias.cache.bundle import KeyLog
 from judgebias.cache.disk import RESERVE_BYTES, free_space, megabytes
 from judgebias.config.checks import check_settings
 from judgebias.config.schema import CacheMode, Config, LabelStyle, judges_of
@@ -41,6 +41,7 @@ from judgebias.core.item import Item
 from judgebias.core.prompt import render_messages, shown
 from judgebias.core.reading import read_reply
 from judgebias.core.record import CallResult, ItemResult, Reply, Request, Summary
+from judgebias.core.redaction import public_endpoint
 from judgebias.core.style import style_of
 from judgebias.core.verdict import is_consistent, reconcile
 from judgebias.engine.budget import Budget, Spend, estimated, reported

@@ -29,7 +29,7 @@ from judgebias.core.record import (
     Summary,
     VerdictLine,
 )
-from judgebias.core.redaction import Redactor
+from judgebias.core.redaction import Redactor, redact_tree
 from judgebias.core.tokens import estimate_prompt_tokens
 from judgebias.core.verdict import item_pick, item_winner
 from judgebias.figures.formatting import ci_text, pct, supported_ratings
@@ -179,10 +179,11 @@ def _padded(calls: tuple[CallResult, ...]) -> list[CallResult | None]:
 
 def write_run(out_dir: Path, config: Config, summary: Summary, ratings: list[dict[str, Any]]) -> None:
     """summary.json, ratings.csv (when several models were compared), provenance.json and report.html."""
-    write_json(out_dir / "summary.json", summary)
+    redact = Redactor.for_config(dataclasses.asdict(config))  # a server's text and the config's URLs may hold them
+    write_json(out_dir / "summary.json", redact_tree(summary, redact))
     if ratings:
         write_ratings(out_dir / "ratings.csv", ratings)
-    write_json(out_dir / "provenance.json", provenance(config, summary))
+    write_json(out_dir / "provenance.json", redact_tree(provenance(config, summary), redact))
     if config.report:
         from judgebias.report.run_report import write_report  # its template machinery only when a report is wanted
 

@@ -1,0 +1,41 @@
+"""Credentials typed on the command line, refused before Hydra prints or saves the overrides.
+
+Hydra writes every override into `.hydra/overrides.yaml` and `hydra.yaml` before the job starts, and a sweep's
+launcher prints each job's overrides on stdout; a key pasted where the NAME of its variable belongs, or a password
+inside `judge.base_url`, would be in both. These checks run first and never echo the value they refuse.
+"""
+
+from __future__ import annotations
+
+from judgebias.cli.rundir import unquoted
+from judgebias.config.checks import is_variable_name
+from judgebias.core.redaction import url_password
+
+NAME_KEYS = ("api_key_env", "url_env")  # settings that take the name of an environment variable
+
+
+def pasted_secret_error(argv: list[str]) -> str | None:
+    """Why an override on the command line holds a credential itself, or None (the value is never repeated)."""
+    for arg in argv:
+        if arg.startswith("-") or "=" not in arg:
+            continue
+        key, _, value = arg.partition("=")
+        key = key.lstrip("+~")
+        leaf = key.rpartition(".")[2]
+        choices = [unquoted(choice) for choice in value.split(",")]  # a sweep's list of values
+        if leaf in NAME_KEYS or ".extra_headers." in f".{key}":
+            for choice in choices:
+                if choice in ("", "null") or "${" in choice:
+                    continue
+                if not is_variable_name(choice):
+                    return (
+                        f"{key} takes the NAME of an environment variable (e.g. OPENAI_API_KEY), and the value given "
+                        "looks like a key itself (it is not shown): put the key in a variable and name it, e.g. "
+                        f"export MY_KEY=... and {key}=MY_KEY"
+                    )
+        elif leaf == "base_url" and any(url_password(choice) for choice in choices):
+            return (
+                f"{key} holds a password (user:password@ in the URL; it is not shown): put the URL in an environment "
+                f"variable and pass {key}='${{oc.env:MY_JUDGE_URL}}', so it is never printed or saved"
+            )
+    return None
