@@ -7,8 +7,11 @@ end-of-sweep table still happen.
 
 from __future__ import annotations
 
+from judgebias.cli import startup  # isort: skip  (first: Ctrl-C during the imports below is one line)
+
 import dataclasses
 import logging
+import os
 import sys
 import traceback
 from collections.abc import Callable
@@ -17,15 +20,22 @@ from typing import Any
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
-from hydra.errors import ConfigCompositionException, OverrideParseException
+from hydra.errors import ConfigCompositionException, OverrideParseException, SearchPathException
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
+from yaml import YAMLError
 
 from judgebias.cli import collector
 from judgebias.cli.clusterlog import summarise_sacct_warnings
 from judgebias.cli.composition import mode_probe_skipped
-from judgebias.cli.config_errors import HeldStderr, composition_message, held_stderr, unknown_key_message
+from judgebias.cli.config_errors import (
+    HeldStderr,
+    composition_message,
+    config_dirs,
+    held_stderr,
+    unknown_key_message,
+)
 from judgebias.cli.pasted import pasted_secret_error
 from judgebias.cli.rundir import REUSE_FLAG, refused_folder, register_resolver
 from judgebias.cli.schemas import register_schemas
@@ -45,7 +55,7 @@ from judgebias.io.files import write_json, write_text_atomic
 EXIT_CALLS_FAILED = 1
 EXIT_BUDGET = 3  # stopped at the spending cap (status budget): everything written, a higher cap continues
 EXIT_CRASHED = 1
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = startup.EXIT_INTERRUPTED
 
 
 def to_config(cfg: DictConfig) -> Config:
@@ -79,6 +89,7 @@ def job(cfg: DictConfig) -> int:
     """One Hydra job: run the experiment into Hydra's output directory; return the exit code."""
     from judgebias.engine.runner import run_experiment
 
+    startup.run_begins()  # Ctrl-C from here on keeps the replies received and says so (below)
     held = held_stderr()
     if held is not None:
         held.release()  # the config composed: from here on every message is the job's own
@@ -202,8 +213,16 @@ def _entry(cfg: DictConfig) -> None:
 
 def main() -> None:
     """Console entry point (also `python -m judgebias.run`)."""
-    with collector.paused():  # until the run starts (see collector)
-        _start()
+    startup.quiet_interrupts()  # the console script imports this module before it calls main
+    try:
+        with collector.paused():  # until the run starts (see collector)
+            _start()
+    except KeyboardInterrupt:  # after the run ended, while Hydra finishes
+        print("\njudgebias: interrupted", file=sys.stderr)
+        sys.exit(EXIT_INTERRUPTED)
+    except BrokenPipeError:  # the reader went away (`--help | head`): nothing more to say, and nowhere to say it
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(0)
 
 
 def _start() -> None:
@@ -230,11 +249,15 @@ def _start() -> None:
             _entry()
     except SystemExit as stop:
         failure = stop.__context__
-        if stop.code == 1 and isinstance(failure, ConfigCompositionException | OverrideParseException):
+        if isinstance(failure, BrokenPipeError):
+            raise failure from None
+        if stop.code == 1 and isinstance(
+            failure, ConfigCompositionException | OverrideParseException | SearchPathException | YAMLError
+        ):
             # Hydra could not compose the config (a bad override): a user error, said in one line.
             held.drop()
             sys.stderr = real
-            print(f"judgebias: error: {composition_message(failure)}", file=real)
+            print(f"judgebias: error: {composition_message(failure, config_dirs(sys.argv[1:]))}", file=real)
             sys.exit(EXIT_USER_ERROR)
         raise
     finally:

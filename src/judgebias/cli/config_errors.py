@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import itertools
 import re
 import sys
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import Any, TextIO, get_type_hints
 
 from judgebias.config.schema import Config
@@ -22,6 +24,9 @@ MERGE_FAILED = re.compile(r"Error merging override (\S+)")
 AMBIGUOUS = re.compile(r"Ambiguous value for argument '([^']+)'")
 APPEND_FAILED = re.compile(r"Could not append to config\. An item is already at '([^']+)'")
 NOT_A_CHOICE = re.compile(r"Invalid value '(.*)', expected one of \[(.*)\]")
+UNREADABLE_OVERRIDE = re.compile(r"^(?:LexerNoViableAltException|mismatched input [^:]*): (\S+=.*)$", re.MULTILINE)
+IN_CONFIG = re.compile(r"^In '([^']+)': \w+ raised while composing config")
+NO_CONFIG_DIR = re.compile(r"Additional config directory '([^']+)' not found")
 
 
 def setting_names(schema: type = Config, prefix: str = "") -> Iterator[str]:
@@ -49,9 +54,63 @@ def unknown_key_message(key: str, *, added: bool = False) -> str:
     return f"{written} is not a judgebias setting: {hint}"
 
 
-def composition_message(error: BaseException) -> str:
-    """One line for an exception Hydra raised while composing the config from the command line."""
+def config_dirs(argv: list[str]) -> list[Path]:
+    """The folders given with --config-dir / -cd, where the user's own YAML options are."""
+    found = []
+    for flag, value in itertools.pairwise(["", *argv]):
+        if flag in ("--config-dir", "-cd"):
+            found.append(Path(value))
+        elif value.startswith("--config-dir="):
+            found.append(Path(value.partition("=")[2]))
+    return found
+
+
+def _config_file(name: str, dirs: Iterable[Path]) -> str:
+    """The user's YAML file of config `name` (e.g. judge/j1), or the config's name when it is not one of theirs."""
+    for folder in dirs:
+        path = folder / f"{name}.yaml"
+        if path.is_file():
+            return str(path)
+    return f"config {name!r}"
+
+
+def _own_file_message(error: BaseException, dirs: Iterable[Path]) -> str | None:
+    """One line for a mistake inside a YAML file (a syntax error, a misspelt key, a wrong type), naming file and key."""
+    mark = getattr(error, "problem_mark", None)
+    if mark is not None:  # yaml's MarkedYAMLError
+        problem = " ".join(str(part) for part in (getattr(error, "problem", ""), getattr(error, "context", "")) if part)
+        return f"{mark.name}:{mark.line + 1}: not valid YAML ({problem or type(error).__name__})"
     text = str(error)
+    missing_dir = NO_CONFIG_DIR.search(text)
+    if missing_dir:
+        return f"--config-dir {missing_dir.group(1)!r}: no such folder (the folder holding your judge/, rubric/, data/)"
+    inside = IN_CONFIG.match(text)
+    if inside is None:
+        return None
+    where = _config_file(inside.group(1), dirs)
+    # Hydra folds OmegaConf's error into its own text: the reason on the next line, then `full_key: ...`.
+    lines = [line.strip() for line in text.splitlines()[1:] if line.strip()]
+    key = next((line.partition(": ")[2] for line in lines if line.startswith("full_key: ")), None)
+    reason = lines[0] if lines else text.splitlines()[0]
+    if key and reason.startswith("Key '") and " not in " in reason:
+        return f"{where}: {unknown_key_message(key)}"
+    return f"{where}: {key + ': ' if key else ''}{reason}"
+
+
+def composition_message(error: BaseException, dirs: Iterable[Path] = ()) -> str:
+    """One line for an exception Hydra raised while composing the config from the command line or the user's files."""
+    own = _own_file_message(error, dirs)
+    if own is not None:
+        return own
+    text = str(error)
+    unread = UNREADABLE_OVERRIDE.match(text)
+    if unread:
+        override = unread.group(1)
+        key, _, value = override.partition("=")
+        return (
+            f"{override}: the value cannot be read as written (characters such as ~ or spaces): quote it for Hydra "
+            f"inside the shell's quotes, e.g. '{key}=\"{value}\"'"
+        )
     missing = MISSING_OPTION.search(text)
     if missing:
         group, option = missing.groups()

@@ -22,4 +22,8 @@ def json_lines(lines: Iterable[str], source: object, *, column: bool = False) ->
         except json.JSONDecodeError as error:
             where = f" at column {error.colno}" if column else ""
             raise UserError(f"{source}:{number}: not valid JSON ({error.msg}{where})") from None
+        except ValueError as error:  # an integer of more digits than Python converts (4,300)
+            raise UserError(f"{source}:{number}: a number too long to read ({str(error).split(':')[0]})") from None
+        except RecursionError:
+            raise UserError(f"{source}:{number}: values nested too deeply to read (arrays or objects)") from None
         yield number, value
