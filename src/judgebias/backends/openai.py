@@ -27,7 +27,7 @@ from judgebias.backends.retry import LONG_WAIT, call_with_retries, retry_after
 from judgebias.backends.waits import announced_wait, format_seconds, window_exhausted
 from judgebias.config.checks import check_judge
 from judgebias.config.schema import JudgeApi, JudgeConfig, RubricConfig, TokenBudgetParam
-from judgebias.core.completion import bare_token, render_completion_prompt
+from judgebias.core.completion import bare_token, probability_of, render_completion_prompt
 from judgebias.core.errors import (
     CacheUnavailable,
     CallFailed,
@@ -48,6 +48,7 @@ from judgebias.core.redaction import (
     replace_secrets,
     url_password,
 )
+from judgebias.core.terminal import escape_controls
 from judgebias.core.tokens import estimate_prompt_tokens
 
 OPENAI_ENDPOINT = "https://api.openai.com/v1"
@@ -501,7 +502,7 @@ def explain(error: BaseException) -> str:
         """The text without the credentials the request carried (before any cut, so no part of it survives)."""
         return replace_secrets(text, secrets)
 
-    return _reason(error, redact)
+    return escape_controls(_reason(error, redact))  # a server's text: its escape sequences shown, never acted on
 
 
 _AUTH_WORDS = re.compile(
@@ -585,7 +586,6 @@ def _error_code(error: Any) -> str | None:
 
 def _label_probs_json(logprobs: Any, labels: tuple[str, str, str]) -> dict[str, float] | None:
     """_label_probs for a response body read as JSON (dicts instead of the SDK's typed objects)."""
-    import math
 
     content = logprobs.get("content") if isinstance(logprobs, Mapping) else None
     if not content:
@@ -597,7 +597,8 @@ def _label_probs_json(logprobs: Any, labels: tuple[str, str, str]) -> dict[str, 
         probs: dict[str, float] = {}
         for alternative in token.get("top_logprobs") or []:
             label = wanted.get(bare_token(str(alternative.get("token", ""))))
-            if label is not None:
-                probs[label] = probs.get(label, 0.0) + math.exp(float(alternative.get("logprob", 0.0)))
+            chance = probability_of(alternative.get("logprob", 0.0))
+            if label is not None and chance is not None:
+                probs[label] = probs.get(label, 0.0) + chance
         return probs or None
     return None

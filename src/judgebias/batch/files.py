@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from judgebias.core.errors import UserError
-from judgebias.io.jsonl import json_lines
+from judgebias.io.jsonl import json_lines, text_lines
 
 ENDPOINT = "/v1/chat/completions"
 MAX_FILE_BYTES = 200 * 1024 * 1024  # OpenAI's limit on one batch input file
@@ -70,7 +70,7 @@ class LineResult:
 def read_results(text: str, source: str) -> list[LineResult]:
     """Every line of an output or error file (OpenAI's format; vLLM's run-batch writes the same)."""
     results = []
-    for number, record in json_lines(text.splitlines(), source):
+    for number, record in json_lines(text_lines(text), source):
         line_id = record.get("custom_id") if isinstance(record, dict) else None
         if not isinstance(line_id, str):
             raise UserError(f"{source}:{number}: custom_id is missing (not a batch output line)")

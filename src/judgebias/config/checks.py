@@ -7,7 +7,10 @@ the user did not intend.
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import re
+from typing import Any
 
 from judgebias.config.schema import (
     BackendKind,
@@ -28,11 +31,35 @@ from judgebias.core.redaction import looks_like_secret
 
 REASKABLE = (*DETERMINISTIC_OUTCOMES, "foreign")  # cache.reask values: cached outcomes, and foreign replies
 ENV_VAR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+MAX_RESAMPLES = 100_000  # bootstrap.resamples above this take minutes to hours and change no reported digit
+MIN_QUOTA_PER_MINUTE = 1 / 1440  # a client-side quota must let at least one request (or token) through a day
 REASONING_MODEL = re.compile(r"(?:^|/)(?:o\d|gpt-5)(?:$|[-.:])")  # OpenAI's o-series and gpt-5 family
+
+
+def non_finite(node: Any, prefix: str = "") -> tuple[str, float] | None:
+    """The first setting (dotted key, value) holding NaN or an infinity, in a config's dataclasses, maps and lists."""
+    if isinstance(node, float):
+        return None if math.isfinite(node) else (prefix.rstrip("."), node)
+    if dataclasses.is_dataclass(node) and not isinstance(node, type):
+        items: Any = ((field.name, getattr(node, field.name)) for field in dataclasses.fields(node))
+    elif isinstance(node, dict):
+        items = node.items()
+    elif isinstance(node, list | tuple):
+        items = enumerate(node)
+    else:
+        return None
+    for name, value in items:
+        found = non_finite(value, f"{prefix}{name}.")
+        if found:
+            return found
+    return None
 
 
 def check_settings(config: Config) -> None:
     """Raise a UserError naming the first setting out of range, and the fix."""
+    odd = non_finite(config)
+    if odd:
+        raise UserError(f"{odd[0]}={odd[1]} is not a number a run can use: give a finite value")
     if config.max_concurrency < 1:
         raise UserError(f"max_concurrency={config.max_concurrency} must be at least 1 (default 16)")
     if config.bootstrap.resamples < 0:
@@ -41,6 +68,12 @@ def check_settings(config: Config) -> None:
         raise UserError(f"max_cost_usd={config.max_cost_usd} must be more than 0 (or null for no cap)")
     if config.max_tokens_total is not None and config.max_tokens_total < 1:
         raise UserError(f"max_tokens_total={config.max_tokens_total} must be at least 1 (or null for no cap)")
+    if config.bootstrap.resamples > MAX_RESAMPLES:
+        raise UserError(
+            f"bootstrap.resamples={config.bootstrap.resamples} is above the bound of {MAX_RESAMPLES}: beyond it the "
+            "intervals change in no reported digit while the bootstrap takes minutes to hours (1000, the default, "
+            "or 10000 for a paper)"
+        )
     if config.progress not in set(ProgressMode):
         raise UserError(f"progress={config.progress!r}: use auto, on or off")
     for template in (config.rubric.system, config.rubric.user):
@@ -87,6 +120,11 @@ def is_variable_name(value: str) -> bool:
 
 def check_judge(judge: JudgeConfig) -> None:
     """The settings one judge's backend needs in range."""
+    odd = non_finite(judge)
+    if odd:
+        raise UserError(
+            f"judge {judge.name!r}: judge.{odd[0]}={odd[1]} is not a number a run can use: give a finite value"
+        )
     if judge.samples < 1:
         raise UserError(f"judge {judge.name!r}: judge.samples={judge.samples} must be at least 1 (default 1)")
     if judge.backend == BackendKind.openai:
@@ -133,8 +171,11 @@ def _check_openai(judge: JudgeConfig) -> None:
         ("requests_per_minute", judge.requests_per_minute),
         ("tokens_per_minute", judge.tokens_per_minute),
     ):
-        if quota is not None and quota <= 0:
-            raise UserError(f"judge {judge.name!r}: judge.{key}={quota} must be > 0, or null for no client-side limit")
+        if quota is not None and quota < MIN_QUOTA_PER_MINUTE:
+            raise UserError(
+                f"judge {judge.name!r}: judge.{key}={quota} must be at least {MIN_QUOTA_PER_MINUTE:.6f} (one a day), "
+                "or null for no client-side limit"
+            )
     if judge.max_tokens is not None and judge.max_tokens < 1:
         raise UserError(f"judge {judge.name!r}: judge.max_tokens={judge.max_tokens} must be at least 1 (or null)")
     if judge.api == JudgeApi.completions and judge.mode != JudgeMode.live:

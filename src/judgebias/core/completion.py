@@ -56,6 +56,17 @@ def first_token_probs(top: Mapping[str, float] | None, labels: tuple[str, str, s
     probs: dict[str, float] = {}
     for token, logprob in top.items():
         label = wanted.get(bare_token(str(token)))
-        if label is not None:
-            probs[label] = probs.get(label, 0.0) + math.exp(float(logprob))
+        chance = probability_of(logprob)
+        if label is not None and chance is not None:
+            probs[label] = probs.get(label, 0.0) + chance
     return probs or None
+
+
+def probability_of(logprob: object) -> float | None:
+    """The probability of a server's log-probability, or None for one that is not a finite number <= 0 (a NaN,
+    an infinity or text would otherwise reach the verdicts as a probability that is not one)."""
+    try:
+        value = float(logprob)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return math.exp(value) if math.isfinite(value) and value <= 0 else None

@@ -112,7 +112,8 @@ _VERDICT_WORD: Final = (
     r"final\s+(?:result|call)|conclusion)"
 )
 # "Verdict: B", "**Final answer:** B", and "Answer: B" at the start of a line.
-_VERDICT_IS: Final = rf"(?:\b{_VERDICT_WORD}|^[\W_]*answer)[*_]*\s*(?:is|:|=|-|would\s+be)[\s*_\"'`]*"
+# `^` then decoration on the same line only: `[\W_]*` would run over every following newline, at every line start.
+_VERDICT_IS: Final = rf"(?:\b{_VERDICT_WORD}|^(?:(?!\n)[\W_])*answer)[*_]*\s*(?:is|:|=|-|would\s+be)[\s*_\"'`]*"
 _EQUAL: Final = (
     r"(?:equally\s+(?:good|strong|helpful|valid|acceptable|appropriate|effective|useful|correct|accurate|"
     r"suitable|relevant|competent|well)|of\s+(?:equal|the\s+same)\s+quality|equivalent\s+in\s+quality)"
@@ -492,7 +493,7 @@ _FIVE_POINT_DOUBLE: Final = re.compile(rf"\[\[\s*{_FIVE_POINT}\s*\]\]", re.IGNOR
 _FIVE_POINT_SINGLE: Final = re.compile(rf"(?<!\[)\[\s*{_FIVE_POINT}\s*\](?!\])", re.IGNORECASE)
 # A line of the answer format quoted back ("1. Assistant A is significantly better: [[A>>B]]"), not a verdict.
 _FIVE_POINT_ECHO: Final = re.compile(
-    r"^\s*\d\.\s*(?:assistant\s+[ab]\s+is|tie,)[^\n]*:\s*\[\[?[^\]\n]*\]\]?\s*$", _FLAGS
+    r"^[ \t]*\d\.\s*(?:assistant\s+[ab]\s+is|tie,)[^\n]*:\s*\[\[?[^\]\n]*\]\]?\s*$", _FLAGS
 )
 
 

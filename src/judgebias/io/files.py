@@ -40,14 +40,30 @@ def current_umask() -> int:
 
 
 def write_json(path: Path, value: Any) -> None:
-    """Write JSON atomically, indented, non-ASCII kept as is."""
-    write_text_atomic(path, json.dumps(value, indent=2, ensure_ascii=False) + "\n")
+    """Write JSON atomically, indented, non-ASCII kept as is; strict JSON (a NaN or infinity raises, never `NaN`)."""
+    write_text_atomic(path, json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+
+
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet runs a cell starting so as a formula
+
+
+def spreadsheet_safe(value: Any) -> Any:
+    """A CSV cell a spreadsheet shows as text: a string that would start a formula (`=HYPERLINK(...)`, a model
+    name of a server's choosing) gets a leading apostrophe; numbers, and strings that are numbers, stay as they are."""
+    if not isinstance(value, str) or not value.startswith(FORMULA_STARTS):
+        return value
+    try:
+        float(value)
+    except ValueError:
+        return "'" + value
+    return value
 
 
 def write_csv(path: Path, columns: list[str], rows: Iterable[Mapping[str, Any]]) -> None:
-    """Write a CSV table atomically: a header of `columns`, then each row's values (other keys ignored)."""
+    """Write a CSV table atomically: a header of `columns`, then each row's values (other keys ignored), every
+    cell that a spreadsheet would run as a formula escaped."""
     text = io.StringIO(newline="")
     writer = csv.DictWriter(text, fieldnames=columns, extrasaction="ignore")
     writer.writeheader()
-    writer.writerows(rows)
+    writer.writerows({name: spreadsheet_safe(row.get(name)) for name in columns} for row in rows)
     write_text_atomic(path, text.getvalue())

@@ -9,6 +9,12 @@ from typing import Any
 from judgebias.core.errors import UserError
 
 
+def text_lines(text: str) -> list[str]:
+    """The lines of a JSONL text, split at "\n" only: str.splitlines also splits at U+2028, U+0085 and other
+    characters that JSON strings hold unescaped (a reply that contains one would be cut in two)."""
+    return text.split("\n")
+
+
 def json_lines(lines: Iterable[str], source: object, *, column: bool = False) -> Iterator[tuple[int, Any]]:
     """(line number, value) for each non-blank line; "SOURCE:LINE: not valid JSON (why)" for one that is not.
 

@@ -30,6 +30,7 @@ from judgebias.core.record import (
     VerdictLine,
 )
 from judgebias.core.redaction import Redactor, redact_tree
+from judgebias.core.terminal import escape_controls
 from judgebias.core.tokens import estimate_prompt_tokens
 from judgebias.core.verdict import item_pick, item_winner
 from judgebias.figures.formatting import ci_text, pct, supported_ratings
@@ -60,7 +61,7 @@ class VerdictWriter:
         else:
             line = verdict_line(item, combined, with_calls=False)
             line["judges"] = {name: _judge_fields(row) for name, row in rows.items()}
-        self.file.write(json.dumps(line, ensure_ascii=False) + "\n")
+        self.file.write(json.dumps(line, ensure_ascii=False, allow_nan=False) + "\n")
         self.lines += 1
 
     def commit(self) -> None:
@@ -418,7 +419,7 @@ def format_summary(summary: Summary, overrides: Sequence[str] = ()) -> str:
         lines.append(f"  WARNING: {s.get('agreement_message')}")
     elif s.get("agreement_message"):
         lines.append(f"  note: {s.get('agreement_message')}")
-    return "\n".join(lines)
+    return escape_controls("\n".join(lines))  # model names and notes of a server's choosing: shown, never acted on
 
 
 def controlled_text(value: float | None, interval: Any, identifiable: bool | None) -> str:

@@ -19,7 +19,7 @@ from typing import Any
 from judgebias.core.errors import UserError
 from judgebias.core.toolformats import Record
 from judgebias.io.files import write_text_atomic
-from judgebias.io.jsonl import json_lines
+from judgebias.io.jsonl import json_lines, text_lines
 
 
 def read_records(path: Path) -> list[Record]:
@@ -34,7 +34,7 @@ def read_records(path: Path) -> list[Record]:
         raise UserError(f"{path}: not UTF-8 text (byte {error.start + 1}): save the file as UTF-8") from None
     if text.lstrip().startswith("["):
         return list(_array_elements(text, str(path)))
-    return [(str(path), number, value) for number, value in json_lines(text.splitlines(), path, column=True)]
+    return [(str(path), number, value) for number, value in json_lines(text_lines(text), path, column=True)]
 
 
 def _array_elements(text: str, source: str) -> Iterator[Record]:
@@ -155,4 +155,4 @@ def alpacaeval_inputs(paths: Sequence[Path]) -> list[Record]:
 
 def write_jsonl(path: Path, rows: Sequence[dict[str, Any]]) -> None:
     """One JSON object per line, written atomically."""
-    write_text_atomic(path, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
+    write_text_atomic(path, "".join(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n" for row in rows))

@@ -20,7 +20,7 @@ from judgebias.core.errors import UserError
 from judgebias.core.labels import SPELLED, HumanLabel, human_label, majority
 from judgebias.io.dataset import load_items
 from judgebias.io.files import write_text_atomic
-from judgebias.io.jsonl import json_lines
+from judgebias.io.jsonl import json_lines, text_lines
 
 SKIP = "skip"
 
@@ -63,7 +63,7 @@ def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         for row in reader:
             yield reader.line_num, dict(row)
         return
-    for number, record in json_lines(text.splitlines(), path, column=True):
+    for number, record in json_lines(text_lines(text), path, column=True):
         if not isinstance(record, dict):
             raise UserError(f"{path}:{number}: expected a JSON object, got {type(record).__name__}")
         yield number, record
@@ -135,7 +135,7 @@ def merge_labels(label_files: Sequence[Path], data: Path, out: Path) -> Merged:
                 if agreed is not None:
                     record["human"] = agreed
                     human_set += 1
-        lines.append(json.dumps(record, ensure_ascii=False) + "\n")
+        lines.append(json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n")
     out.parent.mkdir(parents=True, exist_ok=True)
     write_text_atomic(out, "".join(lines))
     annotators = sorted(Counter(label.annotator for label in labels))
