@@ -28,10 +28,11 @@ def pasted_secret_error(argv: list[str]) -> str | None:
                 if choice in ("", "null") or "${" in choice:
                     continue
                 if not is_variable_name(choice):
+                    example = "JUDGEBIAS_REDIS_URL" if leaf == "url_env" else "OPENAI_API_KEY"
                     return (
-                        f"{key} takes the NAME of an environment variable (e.g. OPENAI_API_KEY), and the value given "
-                        "looks like a key itself (it is not shown): put the key in a variable and name it, e.g. "
-                        f"export MY_KEY=... and {key}=MY_KEY"
+                        f"{key} takes the NAME of an environment variable (e.g. {example}), and the value given "
+                        "looks like a credential itself (it is not shown): put it in a variable and name that, e.g. "
+                        f"export MY_SECRET=... and {key}=MY_SECRET"
                     )
         elif leaf == "base_url" and any(url_password(choice) for choice in choices):
             return (
