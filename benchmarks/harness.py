@@ -327,7 +327,8 @@ def write_requests(config: Any, path: Path) -> int:
 
 
 def fill_cache(config: Any) -> int:
-    """Store a reply for every call of the run with judgebias's own key and cache functions; returns the count."""
+    """Store a reply for every call of the run with judgebias's own key and cache functions, in the form the runner
+    stores (with the request its key came from); returns the count."""
     import hashlib
 
     from judgebias.cache import ReplyCache, call_key
@@ -335,10 +336,12 @@ def fill_cache(config: Any) -> int:
 
     entries = []
     for backend, view, messages in calls_of(config):
-        key = call_key(backend.cache_request(messages))
+        request = backend.cache_request(messages)
+        key = call_key(request)
         pick = hashlib.sha256(key.encode()).digest()[0] % 3
         text = (view.label_first, view.label_second, config.rubric.tie_label)[pick]
-        entries.append((key, Reply(text=text, prompt_tokens=80, completion_tokens=1, model="judgebias-dev").to_json()))
+        reply = Reply(text=text, prompt_tokens=80, completion_tokens=1, model="judgebias-dev")
+        entries.append((key, reply.to_json() | {"request": request}))  # as the runner stores it: a bundle can prove it
     cache = ReplyCache(config.cache.dir, "use")
     try:
         cache.put_many(entries)  # one transaction for the lot
