@@ -57,6 +57,7 @@ def test_the_batch_api_client_sends_judge_extra_headers(
     assert (1, 1) == (server.stats()["batch"]["uploads"], server.stats()["batch"]["batches_created"])
 
 
+@pytest.mark.reliability  # a faulty route, retried by the SDK with its backoff (seconds): out of the quick part
 def test_a_gateways_batch_route_answering_500_is_one_line_naming_cause_and_fix(
     server: StartServer, tmp_path: Path
 ) -> None:
