@@ -7,7 +7,7 @@ import datetime
 from dataclasses import dataclass
 from typing import Any
 
-from judgebias.core.record import STORED_AT
+from judgebias.core.record import STORED_AT, STORED_AT_PATTERN
 
 
 def stamped(value: dict[str, Any], now: datetime.datetime | None = None) -> dict[str, Any]:
@@ -20,23 +20,36 @@ def stamped(value: dict[str, Any], now: datetime.datetime | None = None) -> dict
 
 @dataclass
 class StoredTimes:
-    """The oldest and newest stored time of the cached replies a run used, and how many had none recorded."""
+    """The oldest and newest stored time of the cached replies a run used, and how many had none recorded.
 
-    oldest: datetime.datetime | None = None
-    newest: datetime.datetime | None = None
+    The times are ISO 8601 UTC text, which sorts as the times do: a hit costs a pattern match and two comparisons,
+    and only the oldest and newest are turned into datetimes.
+    """
+
+    earliest: str | None = None
+    latest: str | None = None
     unknown: int = 0
 
     def add(self, value: dict[str, Any]) -> None:
         """Count one cached reply's stored time."""
-        try:
-            moment = datetime.datetime.strptime(str(value[STORED_AT]), "%Y-%m-%dT%H:%M:%SZ").replace(
-                tzinfo=datetime.UTC
-            )
-        except (KeyError, ValueError):
+        stamp = value.get(STORED_AT)
+        if not (isinstance(stamp, str) and STORED_AT_PATTERN.fullmatch(stamp)):
             self.unknown += 1
             return
-        self.oldest = moment if self.oldest is None else min(self.oldest, moment)
-        self.newest = moment if self.newest is None else max(self.newest, moment)
+        if self.earliest is None or stamp < self.earliest:
+            self.earliest = stamp
+        if self.latest is None or stamp > self.latest:
+            self.latest = stamp
+
+    @property
+    def oldest(self) -> datetime.datetime | None:
+        """The oldest stored time seen."""
+        return _moment(self.earliest)
+
+    @property
+    def newest(self) -> datetime.datetime | None:
+        """The newest stored time seen."""
+        return _moment(self.latest)
 
     def note(self, calls: int, now: datetime.datetime | None = None) -> str:
         """The one line for a run whose `calls` live calls all came from the cache: the replies' age, how to refresh."""
@@ -48,6 +61,12 @@ class StoredTimes:
         elapsed = (now or datetime.datetime.now(datetime.UTC)) - self.oldest
         unknown = f", {self.unknown} more from before times were recorded" if self.unknown else ""
         return head + f"replies stored {span} (the oldest {_duration(elapsed)} ago{unknown}); {refresh}"
+
+
+def _moment(stamp: str | None) -> datetime.datetime | None:
+    return (
+        None if stamp is None else datetime.datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.UTC)
+    )
 
 
 def _utc(moment: datetime.datetime) -> str:

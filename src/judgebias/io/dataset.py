@@ -120,6 +120,11 @@ def _text_lines(raw: bytes, path: Path) -> Iterator[str]:
 
 def _check_encodable(record: dict[str, Any], path: Path, number: int) -> None:
     """Refuse a lone surrogate escape ("\\ud83d" without its pair): it is not text, and no request could carry it."""
+    try:
+        json.dumps(record, ensure_ascii=False).encode("utf-8")  # the whole line at once: fields only when it fails
+        return
+    except UnicodeEncodeError:
+        pass
     for field, value in record.items():
         try:
             json.dumps(value, ensure_ascii=False).encode("utf-8")
