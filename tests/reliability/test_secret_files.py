@@ -133,3 +133,28 @@ def test_key_shapes_are_told_from_variable_names() -> None:
     names = ["OPENAI_API_KEY", "AZURE_OPENAI_API_KEY", "JUDGEBIAS_RELIABILITY_KEY", "MyKey", "openrouter_key_2"]
     assert [True] * len(keys) == [looks_like_secret(key) for key in keys]
     assert [False] * len(names) == [looks_like_secret(name) for name in names]
+
+
+def test_a_gateway_header_naming_the_key_is_redacted_in_the_replys_origin(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The origin a gateway's headers report (deployment, id, api base) never keeps a credential the run sends."""
+    from judgebias.backends.openai import OpenAIJudge
+    from judgebias.config.schema import JudgeConfig, RubricConfig
+
+    key = "sk-" + secrets.token_hex(20)
+    monkeypatch.setenv(KEY_ENV, key)
+    judge = OpenAIJudge(
+        JudgeConfig(backend="openai", name="g", model="m", base_url="http://127.0.0.1:9/v1", api_key_env=KEY_ENV),  # type: ignore[arg-type]
+        RubricConfig(name="r", system="s", user="u"),
+    )
+    body = json.dumps({"choices": [{"message": {"content": "A"}, "finish_reason": "stop"}], "model": "m"})
+    headers = {
+        "x-litellm-model-name": "m",
+        "x-litellm-model-id": f"id-{key}",
+        "x-litellm-model-api-base": f"https://upstream.example/v1?api_key={key}",
+    }
+
+    reply = judge._read(body, headers, ("A", "B", "tie"))
+
+    assert "m" == reply.deployment
+    assert reply.api_base is not None and reply.deployment_id is not None
+    assert key not in json.dumps(reply.to_json())

@@ -10,6 +10,7 @@ saying its rate-limit window is used up pauses the next requests), which also sk
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -322,7 +323,17 @@ class OpenAIJudge(Backend):
                 body = None
             if isinstance(body, dict) and body.get("choices"):
                 return completion_reply(body, labels)
-        return reply_of_text(text, headers, lambda logprobs: _label_probs_json(logprobs, labels))
+        reply = reply_of_text(text, headers, lambda logprobs: _label_probs_json(logprobs, labels))
+        # The body was redacted before it was read; what a gateway's headers say of the origin is redacted here.
+        known = self.redact.known
+
+        def clean(value: str | None) -> str | None:
+            return None if value is None else known(value)
+
+        deployment, deployment_id, api_base = clean(reply.deployment), clean(reply.deployment_id), clean(reply.api_base)
+        if (deployment, deployment_id, api_base) == (reply.deployment, reply.deployment_id, reply.api_base):
+            return reply
+        return dataclasses.replace(reply, deployment=deployment, deployment_id=deployment_id, api_base=api_base)
 
     def notes(self) -> list[str]:
         """What the summary should say about this judge's calls (timeouts, budgets spent reasoning, logprobs)."""
