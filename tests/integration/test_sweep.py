@@ -64,7 +64,8 @@ def test_aggregation_by_hand_over_several_sweeps(cli: Cli, tmp_path: Path) -> No
 @pytest.mark.slow
 def test_joblib_jobs_run_in_parallel_and_share_the_cache(cli: Cli, server: Any) -> None:
     """With hydra/launcher=joblib, parallel jobs fill one cache safely: a strict replay of the sweep then sends nothing."""
-    judge = server(policy="hash", latency=0.1)
+    # 0.5 s a call: each job sends for 4 s, so the two overlap even when one worker process starts seconds later.
+    judge = server(policy="hash", latency=0.5)
     sweep = ("-m", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", "bootstrap.seed=1,2", "max_concurrency=1")
 
     first = cli(*sweep, *local(judge))
