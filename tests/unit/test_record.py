@@ -1,11 +1,12 @@
-"""The rows the metrics keep: every field of a call and of a row survives dropping the reply texts."""
+"""The rows the metrics keep and the replies the cache keeps: every field survives dropping the reply texts, and
+every field of a reply survives the cache."""
 
 from __future__ import annotations
 
 import dataclasses
 from typing import Any
 
-from judgebias.core.record import CallResult, ItemResult
+from judgebias.core.record import REPLY_OPTIONAL_FIELDS, CallResult, ItemResult, Reply, reply_problem
 
 
 def filled(cls: type[Any], **given: Any) -> Any:
@@ -28,3 +29,19 @@ def test_a_row_without_replies_keeps_every_other_field() -> None:
     expected = dataclasses.replace(row, calls=tuple(dataclasses.replace(c, raw=None) for c in row.calls))
     actual = row.without_replies()
     assert (expected, expected.calls) == (actual, actual.calls)  # `calls` is left out of ItemResult's equality
+
+
+def test_every_field_of_a_reply_survives_the_cache() -> None:
+    """A reply with every field set reads back equal from its cached form, and that form passes the stored-reply check."""
+    counts = {spec.name: 7 + number for number, spec in enumerate(dataclasses.fields(Reply)) if spec.type == "int"}
+    reply = filled(Reply, probs={"A": 0.5}, outcome="refusal", **counts)
+    stored = reply.to_json()
+    assert reply == Reply.from_json(stored)
+    assert reply_problem(stored) is None
+
+
+def test_a_reply_stores_its_origin_only_when_known() -> None:
+    """Unset origin fields are left out of the cached form (older caches have none) and read back as their defaults."""
+    reply = Reply("A")
+    assert not set(REPLY_OPTIONAL_FIELDS) & set(reply.to_json())
+    assert reply == Reply.from_json({"text": "A"})

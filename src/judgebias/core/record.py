@@ -71,40 +71,17 @@ class Reply:
 
     def to_json(self) -> dict[str, Any]:
         """The cached form (JSON text in the cache, never pickle); origin fields only when known."""
-        value: dict[str, Any] = {
-            "text": self.text,
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "model": self.model,
-            "finish_reason": self.finish_reason,
-            "probs": self.probs,
+        return {
+            name: getattr(self, name)
+            for name, _ in _REPLY_FIELDS
+            if name not in REPLY_OPTIONAL_FIELDS or getattr(self, name)
         }
-        for name in REPLY_OPTIONAL_FIELDS:
-            field_value = getattr(self, name)
-            if field_value:
-                value[name] = field_value
-        return value
 
     @staticmethod
     def from_json(value: dict[str, Any]) -> Reply:
-        """Rebuild a cached reply."""
+        """Rebuild a cached reply: counts read as ints (0 when absent), every other field as stored (or None)."""
         return Reply(
-            text=value.get("text"),
-            prompt_tokens=int(value.get("prompt_tokens") or 0),
-            completion_tokens=int(value.get("completion_tokens") or 0),
-            model=value.get("model"),
-            finish_reason=value.get("finish_reason"),
-            probs=value.get("probs"),
-            outcome=value.get("outcome"),
-            reason=value.get("reason"),
-            system_fingerprint=value.get("system_fingerprint"),
-            provider=value.get("provider"),
-            deployment=value.get("deployment"),
-            deployment_id=value.get("deployment_id"),
-            api_base=value.get("api_base"),
-            fallbacks=int(value.get("fallbacks") or 0),
-            gateway_retries=int(value.get("gateway_retries") or 0),
-            reasoning_tokens=int(value.get("reasoning_tokens") or 0),
+            **{name: int(value.get(name) or 0) if is_count else value.get(name) for name, is_count in _REPLY_FIELDS}
         )
 
     @property
@@ -129,6 +106,11 @@ REPLY_OPTIONAL_FIELDS: tuple[str, ...] = (
     "gateway_retries",
     "reasoning_tokens",
 )
+
+
+# (name, whether it is a count) of every field of Reply, in declaration order: to_json and from_json follow it, so a
+# field added to Reply is stored and read back without another edit.
+_REPLY_FIELDS: tuple[tuple[str, bool], ...] = tuple((spec.name, spec.type == "int") for spec in fields(Reply))
 
 
 # What a stored reply's values may be, unless a field of Reply says otherwise in its metadata ({"range": (lo, hi)}):
