@@ -80,9 +80,10 @@ class Reply:
     @staticmethod
     def from_json(value: dict[str, Any]) -> Reply:
         """Rebuild a cached reply: counts read as ints (0 when absent), every other field as stored (or None)."""
-        return Reply(
-            **{name: int(value.get(name) or 0) if is_count else value.get(name) for name, is_count in _REPLY_FIELDS}
-        )
+        stored: dict[str, Any] = {
+            name: int(value.get(name) or 0) if is_count else value.get(name) for name, is_count in _REPLY_FIELDS
+        }
+        return Reply(**stored)
 
     @property
     def answered_by(self) -> str | None:
