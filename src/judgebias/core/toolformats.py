@@ -24,7 +24,7 @@ import json
 import math
 import random
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -161,13 +161,24 @@ def fastchat_answers(records: Iterable[Record]) -> dict[str, dict[str, list[str]
 
 def fastchat_questions(records: Iterable[Record]) -> dict[str, dict[str, Any]]:
     """question id -> the question line (turns checked), from `question.jsonl`."""
+    return _questions(records, "question_id", _check_turns)
+
+
+def _check_turns(record: Mapping[str, Any], source: str, line: int) -> None:
+    turns = record.get("turns")
+    if not isinstance(turns, list) or not turns or not all(isinstance(turn, str) for turn in turns):
+        raise _fail(source, line, "turns", "must be a non-empty list of strings")
+
+
+def _questions(
+    records: Iterable[Record], key: str, check: Callable[[Mapping[str, Any], str, int], object]
+) -> dict[str, dict[str, Any]]:
+    """The `key` field -> the question line, each line an object with that key and passing `check`."""
     questions: dict[str, dict[str, Any]] = {}
     for source, line, value in records:
         record = _object(source, line, value)
-        qid = _key(record, "question_id", source, line)
-        turns = record.get("turns")
-        if not isinstance(turns, list) or not turns or not all(isinstance(turn, str) for turn in turns):
-            raise _fail(source, line, "turns", "must be a non-empty list of strings")
+        qid = _key(record, key, source, line)
+        check(record, source, line)
         questions[qid] = record
     return questions
 
@@ -404,13 +415,7 @@ def arenahard_answers(records: Iterable[Record]) -> dict[str, dict[str, str]]:
 
 def arenahard_questions(records: Iterable[Record]) -> dict[str, dict[str, Any]]:
     """uid -> the question line (`prompt` checked), from v2 `question.jsonl`."""
-    questions: dict[str, dict[str, Any]] = {}
-    for source, line, value in records:
-        record = _object(source, line, value)
-        uid = _key(record, "uid", source, line)
-        _text(record, "prompt", source, line)
-        questions[uid] = record
-    return questions
+    return _questions(records, "uid", lambda record, source, line: _text(record, "prompt", source, line))
 
 
 def _game_text(game: Mapping[str, Any], source: str, line: int, name: str) -> str:

@@ -418,18 +418,18 @@ class _Handler(BaseHTTPRequestHandler):
         required = state.options.required_header
         if required is not None and self.headers.get(required[0]) != required[1]:
             message = f"The header {required[0]!r} is missing or wrong (judgebias devserver)."
-            self._completion_error(401, message, "invalid_request_error", "missing_header", count=count)
+            self._send_error(401, message, "invalid_request_error", "missing_header", count=count)
             return False
         key = state.options.api_key
         if key is None or header == f"Bearer {key}":
             return True
         if state.options.error_style == "gateway":  # LiteLLM without a database cannot look a wrong key up
-            self._completion_error(400, "No connected db.", "no_db_connection", None, count=count)
+            self._send_error(400, "No connected db.", "no_db_connection", None, count=count)
             return False
         message = (
             "You didn't provide an API key." if header is None else "Incorrect API key provided."
         ) + " (judgebias devserver)"
-        self._completion_error(401, message, "invalid_request_error", "invalid_api_key", count=count)
+        self._send_error(401, message, "invalid_request_error", "invalid_api_key", count=count)
         return False
 
     def _model_allowed(self, model: str) -> bool:
@@ -438,7 +438,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _model_not_found(self, model: str, *, count: bool = False) -> None:
         message = f"The model `{model}` does not exist or you do not have access to it."
-        self._completion_error(404, message, "invalid_request_error", "model_not_found", count=count)
+        self._send_error(404, message, "invalid_request_error", "model_not_found", count=count)
 
     def _chat_completions(self, body: bytes, *, text: bool = False) -> None:
         """A chat completion, or with `text` a (legacy) completion of a prompt; both counted as requests."""
@@ -476,7 +476,7 @@ class _Handler(BaseHTTPRequestHandler):
         if options.quota_exhausted:
             self._fault("quota_exhausted")
             message = "You exceeded your current quota, please check your plan and billing details."
-            self._completion_error(429, message, "insufficient_quota", "insufficient_quota")
+            self._send_error(429, message, "insufficient_quota", "insufficient_quota", count=True)
             return
         if state.bucket is not None:
             with state.lock:
@@ -485,35 +485,35 @@ class _Handler(BaseHTTPRequestHandler):
                 self._fault("rate_limit")
                 headers = _wait_headers(wait, options.wait_style)
                 message = f"Rate limit reached for requests. Please try again in {math.ceil(wait * 1000)}ms."
-                self._completion_error(429, message, "requests", "rate_limit_exceeded", headers=headers)
+                self._send_error(429, message, "requests", "rate_limit_exceeded", headers=headers, count=True)
                 return
         try:
             request = json.loads(body)
         except (ValueError, UnicodeDecodeError):
-            self._completion_error(400, "The request body is not valid JSON.", "invalid_request_error", None)
+            self._send_error(400, "The request body is not valid JSON.", "invalid_request_error", None, count=True)
             return
         field_, kind = ("prompt", str) if text else ("messages", list)
         if not isinstance(request, dict) or not isinstance(request.get(field_), kind):
             message = f"The request body must be a JSON object with a {'prompt string' if text else 'messages list'}."
-            self._completion_error(400, message, "invalid_request_error", None)
+            self._send_error(400, message, "invalid_request_error", None, count=True)
             return
         model = request.get("model")
         if not isinstance(model, str) or not model:
-            self._completion_error(400, "You must provide a model parameter.", "invalid_request_error", None)
+            self._send_error(400, "You must provide a model parameter.", "invalid_request_error", None, count=True)
             return
         if not self._model_allowed(model):
             self._model_not_found(model, count=True)
             return
         if request.get("stream"):
             message = "Streaming is not supported by the judgebias devserver."
-            self._completion_error(400, message, "invalid_request_error", None)
+            self._send_error(400, message, "invalid_request_error", None, count=True)
             return
         reasoning = model in options.reasoning_models
         if reasoning and options.drop_params:
             request = _dropped(request)
         refused = _reasoning_refusal(request) if reasoning else None
         if refused is not None:
-            self._completion_error(400, refused[0], "invalid_request_error", refused[1])
+            self._send_error(400, refused[0], "invalid_request_error", refused[1], count=True)
             return
         asked = _prompt_words(request) + _budget(request)
         if options.n_ctx is not None and asked > options.n_ctx:
@@ -522,14 +522,14 @@ class _Handler(BaseHTTPRequestHandler):
                 f"tokens ({asked - _budget(request)} in your prompt; {_budget(request)} for the completion). "
                 "Please reduce your prompt; or completion length."
             )
-            self._completion_error(400, message, "invalid_request_error", "context_length_exceeded")
+            self._send_error(400, message, "invalid_request_error", "context_length_exceeded", count=True)
             return
         if options.upstream_key_refused:
             message = (
                 "litellm.AuthenticationError: AuthenticationError: OpenAIException - Incorrect API key provided. "
                 "(judgebias devserver)"
             )
-            self._completion_error(401, message, "authentication_error", None)
+            self._send_error(401, message, "authentication_error", None, count=True)
             return
 
         with state.lock:
@@ -545,7 +545,7 @@ class _Handler(BaseHTTPRequestHandler):
         if fault == "p429":
             message = "Rate limit reached for requests (injected fault)."
             headers = _retry_after_headers(options.fault_retry_after)
-            self._completion_error(429, message, "requests", "rate_limit_exceeded", headers=headers)
+            self._send_error(429, message, "requests", "rate_limit_exceeded", headers=headers, count=True)
             return
         if fault == "p500":
             self._server_error()
@@ -586,23 +586,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _server_error(self) -> None:
         message = "The server had an error while processing your request (injected fault)."
-        self._completion_error(500, message, "server_error", "server_error")
-
-    def _completion_error(
-        self,
-        status: int,
-        message: str,
-        type_: str,
-        code: str | None,
-        *,
-        headers: Iterable[tuple[str, str]] = (),
-        count: bool = True,
-    ) -> None:
-        if count:
-            state = self._server.state
-            with state.lock:
-                state.by_status[status] = state.by_status.get(status, 0) + 1
-        self._send_error(status, message, type_, code, headers=headers)
+        self._send_error(500, message, "server_error", "server_error", count=True)
 
     def _send_error(
         self,
@@ -612,7 +596,13 @@ class _Handler(BaseHTTPRequestHandler):
         code: str | None,
         *,
         headers: Iterable[tuple[str, str]] = (),
+        count: bool = False,
     ) -> None:
+        """An OpenAI-style error body; with `count` (a completion's answer) its status is counted for /stats."""
+        if count:
+            state = self._server.state
+            with state.lock:
+                state.by_status[status] = state.by_status.get(status, 0) + 1
         if self._server.state.options.error_style == "gateway":
             code = str(status)  # LiteLLM puts the HTTP status in the body's code
         error = {"error": {"message": message, "type": type_, "param": None, "code": code}}

@@ -1,4 +1,5 @@
-"""Atomic writes: a temp file beside the target, renamed over it, so a reader never sees half a file."""
+"""Atomic writes (a temp file beside the target, renamed over it, so a reader never sees half a file), and reading a
+text file the user named with a one-line error when it cannot be read."""
 
 from __future__ import annotations
 
@@ -11,6 +12,21 @@ import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
+
+from judgebias.core.errors import UserError
+
+
+def read_user_text(path: Path, what: str = "file", *, expected: str | None = None) -> str:
+    """The text of a file the user named (UTF-8, a byte order mark allowed), or a one-line UserError: no such
+    `what`, a folder instead of an `expected` (default: `what`), or not UTF-8 (with the first bad byte)."""
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such {what}") from None
+    except IsADirectoryError:
+        raise UserError(f"{path}: is a folder, not a {expected or what}") from None
+    except UnicodeDecodeError as error:
+        raise UserError(f"{path}: not UTF-8 text (byte {error.start + 1}): save the {what} as UTF-8") from None
 
 
 def write_text_atomic(path: Path, text: str) -> None:

@@ -18,20 +18,13 @@ from typing import Any
 
 from judgebias.core.errors import UserError
 from judgebias.core.toolformats import Record
-from judgebias.io.files import write_text_atomic
+from judgebias.io.files import read_user_text, write_text_atomic
 from judgebias.io.jsonl import json_lines, text_lines
 
 
 def read_records(path: Path) -> list[Record]:
     """(file, line, value) for each JSON line, or each element of a JSON array with the line it starts on."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise UserError(f"{path}: is a folder, not a JSON file") from None
-    except UnicodeDecodeError as error:
-        raise UserError(f"{path}: not UTF-8 text (byte {error.start + 1}): save the file as UTF-8") from None
+    text = read_user_text(path, expected="JSON file")
     if text.lstrip().startswith("["):
         return list(_array_elements(text, str(path)))
     return [(str(path), number, value) for number, value in json_lines(text_lines(text), path, column=True)]
@@ -85,42 +78,35 @@ def _jsonl_files(folder: Path, what: str, bench: Path) -> list[Path]:
 
 def fastchat_inputs(paths: Sequence[Path]) -> dict[str, Any]:
     """The records of FastChat bench folders or `<judge>_pair.jsonl` files: judgments, questions, answers, refs."""
-    judgments: list[Record] = []
-    benches: list[Path] = []
-    for path in paths:
-        if path.is_dir():
-            found = sorted((path / "model_judgment").glob("*_pair.jsonl"))
-            if not found:
-                raise UserError(
-                    f"{path}: no model_judgment/*_pair.jsonl (FastChat's pairwise judgments) in this folder"
-                )
-            judgments += _records_of(found)
-            bench = path
-        else:
-            judgments += read_records(path)
-            bench = _bench_of(path, "model_judgment")
-        if bench not in benches:
-            benches.append(bench)
-    questions: list[Record] = []
-    answers: list[Record] = []
-    references: list[Record] = []
-    for bench in benches:
-        questions += read_records(bench / "question.jsonl")
-        answers += _records_of(_jsonl_files(bench / "model_answer", "model answers", bench))
-        if (bench / "reference_answer").is_dir():
-            references += _records_of(sorted((bench / "reference_answer").glob("*.jsonl")))
-    return {"judgments": judgments, "questions": questions, "answers": answers, "references": references}
+    return _bench_inputs(
+        paths,
+        "*_pair.jsonl",
+        "model_judgment/*_pair.jsonl (FastChat's pairwise judgments)",
+        judge_folders=False,
+        references=True,
+    )
 
 
 def arenahard_inputs(paths: Sequence[Path]) -> dict[str, Any]:
     """The records of Arena-Hard-Auto bench folders, judge folders or judgment files."""
+    return _bench_inputs(
+        paths, "*/*.jsonl", "model_judgment/<judge>/<model>.jsonl", judge_folders=True, references=False
+    )
+
+
+def _bench_inputs(
+    paths: Sequence[Path], pattern: str, expected: str, *, judge_folders: bool, references: bool
+) -> dict[str, Any]:
+    """The judgments of bench folders (their model_judgment/`pattern` files), judge folders (with `judge_folders`:
+    a folder of .jsonl files under model_judgment/) or judgment files, then the questions and answers (and with
+    `references`, the reference answers) of each bench they belong to, each bench read once."""
     judgments: list[Record] = []
     benches: list[Path] = []
     for path in paths:
-        if path.is_dir() and (path / "model_judgment").is_dir():
-            found = sorted((path / "model_judgment").glob("*/*.jsonl"))
+        if path.is_dir() and (not judge_folders or (path / "model_judgment").is_dir()):
+            found = sorted((path / "model_judgment").glob(pattern))
             if not found:
-                raise UserError(f"{path}: no model_judgment/<judge>/<model>.jsonl in this folder")
+                raise UserError(f"{path}: no {expected} in this folder")
             judgments += _records_of(found)
             bench = path
         elif path.is_dir():
@@ -133,10 +119,14 @@ def arenahard_inputs(paths: Sequence[Path]) -> dict[str, Any]:
             benches.append(bench)
     questions: list[Record] = []
     answers: list[Record] = []
+    reference_answers: list[Record] = []
     for bench in benches:
         questions += read_records(bench / "question.jsonl")
         answers += _records_of(_jsonl_files(bench / "model_answer", "model answers", bench))
-    return {"judgments": judgments, "questions": questions, "answers": answers}
+        if references and (bench / "reference_answer").is_dir():
+            reference_answers += _records_of(sorted((bench / "reference_answer").glob("*.jsonl")))
+    inputs: dict[str, Any] = {"judgments": judgments, "questions": questions, "answers": answers}
+    return (inputs | {"references": reference_answers}) if references else inputs
 
 
 def alpacaeval_inputs(paths: Sequence[Path]) -> list[Record]:

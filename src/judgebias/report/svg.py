@@ -100,17 +100,66 @@ class BarRow:
 
 
 @dataclass(frozen=True)
-class BarChart:
-    """Horizontal 100% bars, one per row, on a 0–100% axis."""
+class Frame:
+    """Where a chart's parts go: room for the labels left of the axis, the axis, room for the notes right of it; the
+    rows' height and count, the margin above the first row and the one below the last (for the tick labels)."""
+
+    label_w: int
+    axis_w: int
+    note_w: int
+    row_h: int
+    rows: int
+    top: int
+    bottom: int
+
+    def row_y(self, index: int) -> int:
+        """The height at which row `index` is drawn."""
+        return self.top + index * self.row_h
+
+    def x(self, share: float) -> float:
+        """Where a share of the axis (0 to 1) lies."""
+        return _r(self.label_w + self.axis_w * share)
+
+
+@dataclass(frozen=True)
+class Chart:
+    """What every chart has: a title and a frame, and what follows from the frame (its size and axis marks)."""
 
     title: str
-    width: int
-    height: int
-    label_w: int
-    bar_w: int
-    ticks: Sequence[Tick]
+    frame: Frame
+
+    @property
+    def width(self) -> int:
+        """The picture's width: labels, axis and notes."""
+        return self.frame.label_w + self.frame.axis_w + self.frame.note_w
+
+    @property
+    def height(self) -> int:
+        """The picture's height: the rows and the margins above and below them."""
+        return self.frame.row_h * self.frame.rows + self.frame.top + self.frame.bottom
+
+    @property
+    def label_w(self) -> int:
+        """Where the axis starts."""
+        return self.frame.label_w
+
+    @property
+    def ticks(self) -> list[Tick]:
+        """The 0–100% axis marks."""
+        return [Tick(_r(self.frame.label_w + self.frame.axis_w * t / 100), f"{t}%") for t in TICKS]
+
+
+@dataclass(frozen=True)
+class BarChart(Chart):
+    """Horizontal 100% bars, one per row, on a 0–100% axis."""
+
     rows: Sequence[BarRow]
     narrow: BarChart | None = None  # the same chart laid out for a narrow panel
+
+    @property
+    def bar_w(self) -> int:
+        """The width of a whole (100%) bar."""
+        return self.frame.axis_w
 
 
 @dataclass(frozen=True)
@@ -127,18 +176,17 @@ class Whisker:
 
 
 @dataclass(frozen=True)
-class IntervalChart:
+class IntervalChart(Chart):
     """Dots with 95% intervals on a 0–100% axis; `reference_x` is a dashed line (e.g. 50%) or None."""
 
-    title: str
-    width: int
-    height: int
-    label_w: int
-    plot_w: int
-    ticks: Sequence[Tick]
     reference_x: float | None
     rows: Sequence[Whisker]
     narrow: IntervalChart | None = None  # the same chart laid out for a narrow panel
+
+    @property
+    def plot_w(self) -> int:
+        """The width of the 0–100% axis."""
+        return self.frame.axis_w
 
 
 def stacked_bars(bars: Sequence[Bar], segments: Sequence[tuple[str, str]], *, title: str) -> BarChart:
@@ -147,18 +195,15 @@ def stacked_bars(bars: Sequence[Bar], segments: Sequence[tuple[str, str]], *, ti
 
 
 def _stacked_bars(bars: Sequence[Bar], segments: Sequence[tuple[str, str]], title: str, *, narrow: bool) -> BarChart:
-    if narrow:
-        label_w, bar_w, note_w, row_h, top = NARROW_PAD, NARROW_W - 2 * NARROW_PAD, NARROW_PAD, 42, 22
-    else:
-        label_w, bar_w, note_w, row_h, top = _label_w(bar.label for bar in bars), 520, 110, 28, 6
+    frame = _frame([bar.label for bar in bars], narrow, wide=(520, 110, 28, 6), tall=(42, 22), bottom=18)
     rows = []
     for index, bar in enumerate(bars):
-        x = float(label_w)
+        x = float(frame.label_w)
         pieces = []
         for (name, colour), share in zip(segments, bar.parts, strict=False):
             if share <= 0:
                 continue
-            width = bar_w * min(1.0, share)
+            width = frame.axis_w * min(1.0, share)
             pieces.append(
                 Segment(
                     name=name,
@@ -171,19 +216,12 @@ def _stacked_bars(bars: Sequence[Bar], segments: Sequence[tuple[str, str]], titl
                 )
             )
             x += width
-        y = top + index * row_h
-        label, note = _captions(bar.label, bar.note, label_w, label_w + bar_w + 8, (y + 15, y - 5), narrow=narrow)
+        y = frame.row_y(index)
+        note_x = frame.label_w + frame.axis_w + 8
+        label, note = _captions(bar.label, bar.note, frame.label_w, note_x, (y + 15, y - 5), narrow=narrow)
         rows.append(BarRow(y=y, label=label, segments=pieces, note=note))
-    return BarChart(
-        title=title,
-        width=label_w + bar_w + note_w,
-        height=row_h * len(bars) + 24 + (top - 6),
-        label_w=label_w,
-        bar_w=bar_w,
-        ticks=_ticks(label_w, bar_w),
-        rows=rows,
-        narrow=None if narrow else _stacked_bars(bars, segments, title, narrow=True),
-    )
+    narrow_layout = None if narrow else _stacked_bars(bars, segments, title, narrow=True)
+    return BarChart(title, frame, rows, narrow=narrow_layout)
 
 
 def interval_plot(points: Sequence[Point], *, title: str, reference: float | None = 0.5) -> IntervalChart:
@@ -192,35 +230,36 @@ def interval_plot(points: Sequence[Point], *, title: str, reference: float | Non
 
 
 def _interval_plot(points: Sequence[Point], title: str, reference: float | None, *, narrow: bool) -> IntervalChart:
-    if narrow:
-        label_w, plot_w, note_w, row_h, offset = NARROW_PAD, NARROW_W - 2 * NARROW_PAD, NARROW_PAD, 40, 26
-    else:
-        label_w, plot_w, note_w, row_h, offset = _label_w(p.label for p in points), 480, 170, 26, 9
+    frame = _frame([p.label for p in points], narrow, wide=(480, 170, 26, 17), tall=(40, 34), bottom=13)
     rows = []
     for index, p in enumerate(points):
-        y = 8 + index * row_h + offset
+        y = frame.row_y(index)
         if p.value is None:
-            label, note = _captions(p.label, "n/a", label_w, label_w + 6, (y + 4, y - 10), narrow=narrow)
+            label, note = _captions(p.label, "n/a", frame.label_w, frame.label_w + 6, (y + 4, y - 10), narrow=narrow)
             rows.append(Whisker(y, label, None, None, None, "", note))
             continue
         text = pct(p.value) + ci_text((p.low, p.high))
-        label, note = _captions(p.label, text, label_w, label_w + plot_w + 10, (y + 4, y - 10), narrow=narrow)
+        note_x = frame.label_w + frame.axis_w + 10
+        label, note = _captions(p.label, text, frame.label_w, note_x, (y + 4, y - 10), narrow=narrow)
         low_x = high_x = None
         if p.low is not None and p.high is not None:
-            low_x, high_x = _r(label_w + plot_w * clamp(p.low)), _r(label_w + plot_w * clamp(p.high))
-        x = _r(label_w + plot_w * clamp(p.value))
-        rows.append(Whisker(y, label, x, low_x, high_x, f"{p.label}: {text}", note))
-    return IntervalChart(
-        title=title,
-        width=label_w + plot_w + note_w,
-        height=row_h * len(points) + 30 + (offset - 9),
-        label_w=label_w,
-        plot_w=plot_w,
-        ticks=_ticks(label_w, plot_w),
-        reference_x=None if reference is None else _r(label_w + plot_w * float(reference)),
-        rows=rows,
-        narrow=None if narrow else _interval_plot(points, title, reference, narrow=True),
-    )
+            low_x, high_x = frame.x(clamp(p.low)), frame.x(clamp(p.high))
+        rows.append(Whisker(y, label, frame.x(clamp(p.value)), low_x, high_x, f"{p.label}: {text}", note))
+    reference_x = None if reference is None else frame.x(float(reference))
+    narrow_layout = None if narrow else _interval_plot(points, title, reference, narrow=True)
+    return IntervalChart(title, frame, reference_x, rows, narrow=narrow_layout)
+
+
+def _frame(
+    labels: Sequence[str], narrow: bool, *, wide: tuple[int, int, int, int], tall: tuple[int, int], bottom: int
+) -> Frame:
+    """The frame of a chart with these row labels. Wide: room for the longest label, then `wide`'s axis and note
+    widths, row height and top margin; narrow: the axis spans the panel, `tall` gives the row height and top margin."""
+    if narrow:
+        row_h, top = tall
+        return Frame(NARROW_PAD, NARROW_W - 2 * NARROW_PAD, NARROW_PAD, row_h, len(labels), top, bottom)
+    axis_w, note_w, row_h, top = wide
+    return Frame(_label_w(labels), axis_w, note_w, row_h, len(labels), top, bottom)
 
 
 def _label_w(labels: Iterable[str]) -> int:
@@ -251,11 +290,6 @@ def clamp(value: float) -> float:
 def shorten(text: str, limit: int = LABEL_CHARS) -> str:
     """The text cut to `limit` characters with an ellipsis."""
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _ticks(left: int, width: int) -> list[Tick]:
-    """The 0–100% axis marks of a plot `width` pixels wide starting `left` pixels in."""
-    return [Tick(_r(left + width * t / 100), f"{t}%") for t in TICKS]
 
 
 def _r(value: float) -> float:

@@ -19,7 +19,7 @@ from typing import Any
 from judgebias.core.errors import UserError
 from judgebias.core.labels import SPELLED, HumanLabel, human_label, majority
 from judgebias.io.dataset import load_items
-from judgebias.io.files import write_text_atomic
+from judgebias.io.files import read_user_text, write_text_atomic
 from judgebias.io.jsonl import json_lines, text_lines
 
 SKIP = "skip"
@@ -49,12 +49,7 @@ class Merged:
 
 def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, record) of a JSONL or CSV label file."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such labels file") from None
-    except UnicodeDecodeError:
-        raise UserError(f"{path}: not UTF-8 text: save the labels file as UTF-8") from None
+    text = read_user_text(path, "labels file")
     if path.suffix.lower() == ".csv":
         reader = csv.DictReader(text.splitlines())
         missing = {"id", "label", "annotator"} - set(reader.fieldnames or [])
