@@ -8,13 +8,13 @@ set and once with bootstrap.cluster=none; data from $JUDGEBIAS_DATA_ROOT.
 
 from __future__ import annotations
 
-import argparse
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from hydra import compose, initialize_config_module
 
+from harness import figure_options
 from judgebias.cli.schemas import register_schemas
 from judgebias.engine.runner import run_experiment
 from judgebias.run import to_config
@@ -49,10 +49,7 @@ def summary_of(data: str, rubric: str, judge: str, cluster: str, resamples: int,
 
 def main() -> None:
     """Replay every recorded judge both ways and print one Markdown row per judge and figure."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--resamples", type=int, default=2000)
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
+    args = figure_options(__doc__, resamples=2000)
     register_schemas()
     print("| data | judge | figure | value | item 95% CI (width) | clustered 95% CI (width) | clusters | wider |")
     print("|---|---|---|---|---|---|---|---|")

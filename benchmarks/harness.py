@@ -4,6 +4,7 @@ baseline runs in fresh subprocesses (wall time and peak RSS of each), and the ma
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
@@ -92,6 +93,15 @@ class Measured:
 def median(values: Sequence[float]) -> float:
     """The median (the benchmarks' one summary of repeated runs on a noisy machine)."""
     return float(statistics.median(values))
+
+
+def figure_options(doc: str, resamples: int) -> argparse.Namespace:
+    """The --resamples and --seed options of a script that prints figures with intervals; its docstring's first
+    line describes it."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--resamples", type=int, default=resamples)
+    parser.add_argument("--seed", type=int, default=0)
+    return parser.parse_args()
 
 
 def machine() -> dict[str, str]:

@@ -8,12 +8,12 @@ clustered intervals (bootstrap.cluster=auto: by question_id on both sets).
 
 from __future__ import annotations
 
-import argparse
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from cluster_widths import summary_of
+from harness import figure_options
 from judgebias.cli.schemas import register_schemas
 
 # Shi et al. 2024 (arXiv:2406.07791) on their full 2,400-pair MT-Bench run. PC as the repository's run logs give
@@ -46,10 +46,7 @@ def published(value: float | None, signed: bool = False) -> str:
 
 def main() -> None:
     """Replay the recorded judges and print the two Markdown tables of docs/numbers.md."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--resamples", type=int, default=2000)
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
+    args = figure_options(__doc__, resamples=2000)
     register_schemas()
     with tempfile.TemporaryDirectory() as scratch:
         print("| judge | PC ours (800 pairs) | PC theirs | PF ours | PF theirs | pairs with both calls read |")

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from harness import figure_options
 from judgebias.core.record import ItemResult
 from judgebias.core.verdict import is_consistent, reconcile
 from judgebias.figures.metrics import summarize
@@ -112,10 +113,7 @@ def table(root: Path, resamples: int, seed: int) -> str:
 
 def start(doc: str) -> tuple[argparse.Namespace, Path | None]:
     """The --resamples and --seed options and the shared data folder (None, said on stderr, when not found)."""
-    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
-    parser.add_argument("--resamples", type=int, default=1000)
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
+    args = figure_options(doc, resamples=1000)
     root = data_root()
     if root is None:
         print("shared data not found: set JUDGEBIAS_DATA_ROOT to the shared/data folder", file=sys.stderr)

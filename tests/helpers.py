@@ -1,4 +1,5 @@
-"""Helpers every test folder imports (no fixtures: those are in conftest.py): the shared data, ports, the CLI."""
+"""Helpers every test folder imports (no fixtures: those are in conftest.py): the shared data, ports, threads, small
+HTTP servers, the CLI."""
 
 from __future__ import annotations
 
@@ -7,6 +8,10 @@ import os
 import socket
 import subprocess
 import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +42,57 @@ def stop_process(process: subprocess.Popen[Any], timeout: float) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
+
+
+def in_threads(work: Callable[[int], None], count: int = 8) -> list[BaseException]:
+    """Run work(0) ... work(count - 1) in threads at once and wait for all; what they raised, collected (an exception in
+    a thread would not fail the test by itself)."""
+    errors: list[BaseException] = []
+
+    def guarded(index: int) -> None:
+        try:
+            work(index)
+        except BaseException as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=guarded, args=(index,)) for index in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return errors
+
+
+class JsonHandler(BaseHTTPRequestHandler):
+    """The base of a test's own small HTTP server: reads request bodies, answers JSON, logs nothing."""
+
+    def request_body(self) -> bytes:
+        """The request's body (empty when it has none)."""
+        return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+
+    def send_json(self, status: int, payload: Any) -> None:
+        """Answer with `payload` as JSON and this HTTP status."""
+        body = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: the test's output shows what it checks, not every request."""
+
+
+@contextmanager
+def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """A threaded HTTP server with this handler on a free port of 127.0.0.1 for a `with` block; its /v1 URL."""
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
 
 
 class Cli:

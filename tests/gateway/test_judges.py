@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import json
-import threading
 import time
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import pytest
 
@@ -18,7 +15,7 @@ from judgebias.config.schema import JudgeConfig, RubricConfig
 from judgebias.core.errors import UserError
 from judgebias.devserver.server import REASONING_TOKENS, RunningServer
 from tests.gateway.helpers import dataset
-from tests.helpers import free_port
+from tests.helpers import JsonHandler, free_port, serving
 from tests.reliability.helpers import early_retries, run_here, verdict_lines
 
 StartServer = Callable[..., RunningServer]
@@ -233,24 +230,16 @@ def test_nothing_listening_gives_up_within_seconds_and_says_so_at_once(
     assert "could not connect (is the server running? check judge.base_url); retrying in" in capsys.readouterr().err
 
 
-class RecordingHandler(BaseHTTPRequestHandler):
+class RecordingHandler(JsonHandler):
     """An OpenAI-compatible server that answers "A" and remembers a header of every request."""
 
     seen: ClassVar[list[str | None]] = []  # the X-Title header of every request
 
     def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.request_body()
         self.seen.append(self.headers.get("X-Title"))
         choice = {"index": 0, "message": {"role": "assistant", "content": "A"}, "finish_reason": "stop"}
-        body = json.dumps({"model": "m", "choices": [choice], "usage": {"prompt_tokens": 1}}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Quiet."""
+        self.send_json(200, {"model": "m", "choices": [choice], "usage": {"prompt_tokens": 1}})
 
 
 def test_extra_headers_are_sent_from_env_vars_and_written_nowhere(
@@ -260,19 +249,13 @@ def test_extra_headers_are_sent_from_env_vars_and_written_nowhere(
     canary = "hdr-canary-5c1d9e7f3a"
     monkeypatch.setenv("JUDGEBIAS_TEST_TITLE", canary)
     handler = type("Handler", (RecordingHandler,), {"seen": []})
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    try:
-        url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    with serving(handler) as url:
         run_here(
             tmp_path / "run",
             *judge_at(url, "local", "+judge.extra_headers.X-Title=JUDGEBIAS_TEST_TITLE"),
             dataset(tmp_path, 2),
             f"cache.dir={tmp_path / 'cache'}",
         )
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
     leaked = [str(path) for path in tmp_path.rglob("*") if path.is_file() and canary.encode() in path.read_bytes()]
     assert ([canary] * 4, []) == (handler.seen, leaked)
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import pickle
-import threading
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,7 @@ from judgebias.cache import ReplyCache, call_key
 from judgebias.config.schema import JudgeConfig, RubricConfig
 from judgebias.core.errors import UserError
 from judgebias.devserver.server import RunningServer
-from tests.helpers import Cli, Result, write_items
+from tests.helpers import Cli, JsonHandler, Result, serving, write_items
 from tests.reliability.helpers import KEY, KEY_ENV, cached_replies, local, pairs, run_here
 
 pytestmark = pytest.mark.reliability
@@ -28,43 +27,29 @@ StartServer = Callable[..., RunningServer]
 CANARY = "sk-canary-7f3a9c1e5b2d4f6a8c0e"
 
 
-class EchoingHandler(BaseHTTPRequestHandler):
+class EchoingHandler(JsonHandler):
     """A careless OpenAI-compatible server: every error message quotes the request's Authorization header."""
 
     status = 401
     padding = 0  # characters before the quote, to place the key across the point where a message is cut short
 
     def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.request_body()
         auth = self.headers.get("Authorization")
         message = f"{'.' * self.padding}Incorrect API key provided: {auth}. Request headers were {dict(self.headers)}"
-        body = json.dumps({"error": {"message": message, "type": "invalid_request_error", "code": None}}).encode()
-        self.send_response(self.status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Quiet."""
+        self.send_json(self.status, {"error": {"message": message, "type": "invalid_request_error", "code": None}})
 
 
 @pytest.fixture
 def echoing() -> Iterator[Callable[..., str]]:
     """Start echoing servers on 127.0.0.1 answering every request with the given status; returns their /v1 URL."""
-    servers: list[ThreadingHTTPServer] = []
+    with ExitStack() as servers:
 
-    def start(status: int, padding: int = 0) -> str:
-        handler = type("Handler", (EchoingHandler,), {"status": status, "padding": padding})
-        httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        threading.Thread(target=httpd.serve_forever, daemon=True).start()
-        servers.append(httpd)
-        return f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+        def start(status: int, padding: int = 0) -> str:
+            handler = type("Handler", (EchoingHandler,), {"status": status, "padding": padding})
+            return servers.enter_context(serving(handler))
 
-    yield start
-    for httpd in servers:
-        httpd.shutdown()
-        httpd.server_close()
+        yield start
 
 
 def leaks(root: Path, results: list[Result]) -> list[str]:

@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import csv
 import json
-import threading
+import re
 import time
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -18,7 +16,7 @@ from judgebias.batch.files import read_results
 from judgebias.core.errors import UserError
 from judgebias.core.parsing import parse_reply
 from judgebias.devserver.server import RunningServer
-from tests.helpers import Cli, write_items
+from tests.helpers import Cli, JsonHandler, serving, write_items
 from tests.reliability.helpers import KEY, local, pairs, run_here
 
 pytestmark = pytest.mark.reliability
@@ -27,44 +25,28 @@ StartServer = Callable[..., RunningServer]
 
 
 @pytest.mark.parametrize(
-    ("setting", "named"),
-    [
-        ("agreement_threshold=nan", "agreement_threshold=nan"),
-        ("judge.temperature=inf", "judge.temperature=inf"),
-        ("judge.top_p=-inf", "judge.top_p=-inf"),
-    ],
-)
-def test_nan_and_infinities_are_refused_before_any_call(
-    server: StartServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, setting: str, named: str
-) -> None:
-    """A NaN or infinite setting is one UserError naming it; no request is sent, so nothing is retried."""
-    monkeypatch.setenv(*next(iter(KEY.items())))
-    judge = server(policy="longer")
-    data = write_items(tmp_path / "items.jsonl", pairs(2))
-    with pytest.raises(UserError, match=f"{named} is not a number a run can use"):
-        run_here(tmp_path / "run", *local(judge.url, "data=jsonl", f"data.path={data}", setting))
-    assert 0 == judge.stats()["requests"]
-    assert not (tmp_path / "run" / "summary.json").exists()
-
-
-@pytest.mark.parametrize(
     ("setting", "message"),
     [
+        ("agreement_threshold=nan", "agreement_threshold=nan is not a number a run can use"),
+        ("judge.temperature=inf", "judge.temperature=inf is not a number a run can use"),
+        ("judge.top_p=-inf", "judge.top_p=-inf is not a number a run can use"),
         ("judge.requests_per_minute=1e-9", "judge.requests_per_minute=1e-09 must be at least 0.000694 (one a day)"),
         ("bootstrap.resamples=10000000", "bootstrap.resamples=10000000 is above the bound of 100000"),
     ],
 )
-def test_quotas_and_resamples_beyond_any_use_are_refused(
+def test_settings_no_run_can_use_are_refused_before_any_call(
     server: StartServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, setting: str, message: str
 ) -> None:
-    """A quota of one request in millennia, or ten million bootstrap resamples, is refused at once in one line."""
+    """A NaN or infinite setting, a quota of one request in millennia or ten million bootstrap resamples is one
+    UserError naming it, at once: no request is sent (so nothing is retried) and no summary is written."""
     monkeypatch.setenv(*next(iter(KEY.items())))
     judge = server(policy="longer")
     data = write_items(tmp_path / "items.jsonl", pairs(2))
     start = time.monotonic()
-    with pytest.raises(UserError, match=message.replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(UserError, match=re.escape(message)):
         run_here(tmp_path / "run", *local(judge.url, "data=jsonl", f"data.path={data}", setting))
     assert time.monotonic() - start < 30 and 0 == judge.stats()["requests"]
+    assert not (tmp_path / "run" / "summary.json").exists()
 
 
 @pytest.mark.parametrize("style", ["llmbar", "arenahard", "label"])
@@ -96,31 +78,20 @@ def test_model_names_that_a_spreadsheet_would_run_are_escaped_in_ratings_csv(tmp
     assert sorted("'" + name for name in hostile) == sorted(models)
 
 
-class ColouringHandler(BaseHTTPRequestHandler):
+class ColouringHandler(JsonHandler):
     """A server whose refusals carry terminal escape sequences and a carriage return that fakes a line."""
 
     def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.request_body()
         message = "\x1b[2J\x1b[31mbad key\x1b[0m\rjudgebias: all calls succeeded\x07"
-        body = json.dumps({"error": {"message": message, "type": "invalid_request_error", "code": None}}).encode()
-        self.send_response(401)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Quiet."""
+        self.send_json(401, {"error": {"message": message, "type": "invalid_request_error", "code": None}})
 
 
 @pytest.fixture
 def colouring() -> Iterator[str]:
     """A ColouringHandler server on 127.0.0.1; its /v1 URL."""
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), ColouringHandler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    httpd.shutdown()
-    httpd.server_close()
+    with serving(ColouringHandler) as url:
+        yield url
 
 
 @pytest.mark.slow

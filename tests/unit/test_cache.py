@@ -10,6 +10,7 @@ import pytest
 
 from judgebias.cache import ReplyCache, call_key
 from judgebias.core.errors import UserError
+from tests.helpers import in_threads
 
 REPLY = {"text": "A", "prompt_tokens": 12, "completion_tokens": 1, "model": "m", "finish_reason": "stop"}
 
@@ -106,20 +107,11 @@ def test_threads_that_store_the_first_replies_at_once_all_store_them(tmp_path: P
     """A cache first opened by many threads at the same moment (the Redis outbox opens mid-run) keeps every reply."""
     cache = ReplyCache(str(tmp_path / "fresh"), "use")
     start = threading.Barrier(8)
-    failed: list[BaseException] = []
 
     def store(index: int) -> None:
         start.wait()
-        try:
-            cache.put(f"{index:064x}", {"text": "A"})
-        except BaseException as error:
-            failed.append(error)
+        cache.put(f"{index:064x}", {"text": "A"})
 
-    threads = [threading.Thread(target=store, args=(i,)) for i in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert [] == failed
+    assert [] == in_threads(store, 8)
     assert 8 == len(cache.get_many([f"{i:064x}" for i in range(8)]))
     cache.close()

@@ -5,31 +5,21 @@ from __future__ import annotations
 import json
 import os
 import stat
-import threading
 from pathlib import Path
 
 from judgebias.io.files import write_json
+from tests.helpers import in_threads
 
 
 def test_concurrent_writers_of_one_file_never_fail_or_tear_it(tmp_path: Path) -> None:
     """Many writers replacing one file at once (a shared batch ledger) all succeed and leave whole JSON."""
     target = tmp_path / "ledger.json"
-    errors: list[BaseException] = []
 
     def write(writer: int) -> None:
-        try:
-            for round_ in range(40):
-                write_json(target, {"writer": writer, "round": round_, "pad": "x" * 4096})
-        except BaseException as error:  # collected: an exception in a thread would not fail the test by itself
-            errors.append(error)
+        for round_ in range(40):
+            write_json(target, {"writer": writer, "round": round_, "pad": "x" * 4096})
 
-    threads = [threading.Thread(target=write, args=(n,)) for n in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-
-    assert [] == errors
+    assert [] == in_threads(write, 8)
     assert 39 == json.loads(target.read_text(encoding="utf-8"))["round"]
     assert [target] == list(tmp_path.iterdir())  # no temp file left behind
 

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar
 
 import pytest
@@ -15,6 +13,7 @@ from judgebias.config.schema import JudgeConfig, RubricConfig
 from judgebias.core.item import Item
 from judgebias.core.prompt import render_messages, shown
 from judgebias.core.record import Request
+from tests.helpers import JsonHandler, serving
 
 RUBRIC = RubricConfig(
     name="t", system="Judge {question}", user="{first} or {second}? Say {label_first} or {label_second}"
@@ -29,35 +28,22 @@ COMPLETION = {
 }
 
 
-class Recorder(BaseHTTPRequestHandler):
+class Recorder(JsonHandler):
     """Keeps each request's JSON body and answers with one fixed completion."""
 
     bodies: ClassVar[list[dict[str, Any]]] = []
 
     def do_POST(self) -> None:
-        length = int(self.headers["Content-Length"])
-        self.bodies.append(json.loads(self.rfile.read(length)))
-        payload = json.dumps(COMPLETION).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
+        self.bodies.append(json.loads(self.request_body()))
+        self.send_json(200, COMPLETION)
 
 
 @pytest.fixture
 def endpoint() -> Iterator[str]:
     """A recording HTTP server on a free port of 127.0.0.1."""
     Recorder.bodies.clear()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    server.shutdown()
-    server.server_close()
+    with serving(Recorder) as url:
+        yield url
 
 
 @pytest.mark.parametrize("logprobs", [False, True])

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from judgebias.cache import BACKENDS, URL_ENV, open_store
 from judgebias.cache.bundle import export_bundle, import_bundle, read_run_keys
-from judgebias.core.errors import EXIT_USER_ERROR, UserError
+from judgebias.cli.command import run_command
 
 
 def default_cache_dir() -> str:
@@ -50,31 +50,31 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+def _run(args: argparse.Namespace) -> None:
+    """Export, import or count on the store the options name, and say what was done."""
+    run = read_run_keys(args.run) if args.command == "export" and args.run is not None else None
+    store = open_store(args.backend, args.cache_dir or default_cache_dir(), "use", args.url_env)
+    try:
+        if args.command == "export":
+            manifest = export_bundle(store, args.file, run)
+            print(f"wrote {manifest['entries']} replies from {store.describe()} to {args.file}")
+        elif args.command == "import":
+            manifest, added, present = import_bundle(store, args.file)
+            print(
+                f"checked {manifest['entries']} replies in {args.file}: {added} added to {store.describe()}, "
+                f"{present} already there"
+            )
+        else:
+            stats = store.stats()
+            print(f"{store.describe()}: {stats['entries']} replies, {stats['bytes']} bytes")
+    finally:
+        store.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one cache command; returns the exit code."""
     args = parser().parse_args(argv)
-    try:
-        run = read_run_keys(args.run) if args.command == "export" and args.run is not None else None
-        store = open_store(args.backend, args.cache_dir or default_cache_dir(), "use", args.url_env)
-        try:
-            if args.command == "export":
-                manifest = export_bundle(store, args.file, run)
-                print(f"wrote {manifest['entries']} replies from {store.describe()} to {args.file}")
-            elif args.command == "import":
-                manifest, added, present = import_bundle(store, args.file)
-                print(
-                    f"checked {manifest['entries']} replies in {args.file}: {added} added to {store.describe()}, "
-                    f"{present} already there"
-                )
-            else:
-                stats = store.stats()
-                print(f"{store.describe()}: {stats['entries']} replies, {stats['bytes']} bytes")
-        finally:
-            store.close()
-    except UserError as error:
-        print(f"judgebias: error: {error}", file=sys.stderr)
-        return EXIT_USER_ERROR
-    return 0
+    return run_command(lambda: _run(args))
 
 
 if __name__ == "__main__":

@@ -14,7 +14,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from judgebias.core.errors import EXIT_USER_ERROR, UserError
+from judgebias.cli.command import run_command
+from judgebias.core.errors import UserError
 from judgebias.core.sampling import Strategy
 from judgebias.review.labels import merge_labels
 from judgebias.review.page import write_labelling
@@ -68,45 +69,47 @@ def _dataset(into: Path) -> Path:
     return into
 
 
+def _sample(args: argparse.Namespace) -> None:
+    """`sample`: draw the items, write the sample and its labelling page, and say where they are."""
+    run = read_run(args.run)
+    out = args.out or args.run / "review"
+    strategy = Strategy(args.strategy)
+    items = write_sample(
+        run,
+        out,
+        n=args.n,
+        fraction=args.fraction,
+        strategy=strategy,
+        seed=args.seed,
+        include_gold=args.include_gold,
+    )
+    info = json.loads((out / SAMPLE_INFO).read_text(encoding="utf-8"))
+    page = write_labelling(out, items, info["sample_id"])
+    print(
+        f"sampled {len(items)} of {info['candidates']} candidate items ({strategy.value}, seed {args.seed}; "
+        f"{info['skipped_labelled']} labelled items skipped)\n"
+        f"labelling page: {page}\nto label elsewhere: {out / 'labels.csv'} (fill label: a, b or tie)"
+    )
+
+
+def _merge(args: argparse.Namespace) -> None:
+    """`merge`: write the labelled copy of the dataset, and say how to judge it."""
+    data = _dataset(args.into)
+    out = args.out or Path.cwd() / f"{data.stem}.labelled.jsonl"
+    merged = merge_labels(args.labels, data, out)
+    print(
+        f"merged {merged.labels} labels from {len(merged.annotators)} annotators "
+        f"({', '.join(merged.annotators)}) onto {merged.items} items ({merged.skipped} skips left out; "
+        f"{merged.human_set} items given `human` = their majority)\n"
+        f"labelled data: {merged.out}\n"
+        f"judge it: python -m judgebias.run data=jsonl data.path={merged.out}"
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one review command; a user mistake is one line on stderr and exit 2."""
     args = parser().parse_args(argv)
-    try:
-        if args.command == "sample":
-            run = read_run(args.run)
-            out = args.out or args.run / "review"
-            strategy = Strategy(args.strategy)
-            items = write_sample(
-                run,
-                out,
-                n=args.n,
-                fraction=args.fraction,
-                strategy=strategy,
-                seed=args.seed,
-                include_gold=args.include_gold,
-            )
-            info = json.loads((out / SAMPLE_INFO).read_text(encoding="utf-8"))
-            page = write_labelling(out, items, info["sample_id"])
-            print(
-                f"sampled {len(items)} of {info['candidates']} candidate items ({strategy.value}, seed {args.seed}; "
-                f"{info['skipped_labelled']} labelled items skipped)\n"
-                f"labelling page: {page}\nto label elsewhere: {out / 'labels.csv'} (fill label: a, b or tie)"
-            )
-        else:
-            data = _dataset(args.into)
-            out = args.out or Path.cwd() / f"{data.stem}.labelled.jsonl"
-            merged = merge_labels(args.labels, data, out)
-            print(
-                f"merged {merged.labels} labels from {len(merged.annotators)} annotators "
-                f"({', '.join(merged.annotators)}) onto {merged.items} items ({merged.skipped} skips left out; "
-                f"{merged.human_set} items given `human` = their majority)\n"
-                f"labelled data: {merged.out}\n"
-                f"judge it: python -m judgebias.run data=jsonl data.path={merged.out}"
-            )
-    except UserError as error:
-        print(f"judgebias: error: {error}", file=sys.stderr)
-        return EXIT_USER_ERROR
-    return 0
+    return run_command(lambda: _sample(args) if args.command == "sample" else _merge(args))
 
 
 if __name__ == "__main__":
