@@ -39,7 +39,7 @@ from judgebias.cli.config_errors import (
 from judgebias.cli.pasted import pasted_secret_error
 from judgebias.cli.rundir import REUSE_FLAG, refused_folder, register_resolver
 from judgebias.cli.schemas import register_schemas
-from judgebias.cli.termination import Stopped, stop_on_sigterm
+from judgebias.cli.termination import stop_on_sigterm
 from judgebias.config.schema import Config
 from judgebias.core.errors import (
     EXIT_BATCH_PENDING,
@@ -47,6 +47,7 @@ from judgebias.core.errors import (
     BatchPending,
     CacheFull,
     SecretInConfig,
+    Stopped,
     UserError,
 )
 from judgebias.core.redaction import REDACTED, RedactingFilter, Redactor, replace_secrets

@@ -11,7 +11,8 @@ from types import FrameType
 
 import pytest
 
-from judgebias.cli.termination import Stopped, stop_on_sigterm
+from judgebias.cli.termination import stop_on_sigterm
+from judgebias.core.errors import Stopped
 
 
 @pytest.fixture

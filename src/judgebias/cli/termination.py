@@ -20,9 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
 
-
-class Stopped(BaseException):
-    """SLURM sent SIGTERM to this job (scancel, or its time limit) and no requeue is under way."""
+from judgebias.core.errors import Stopped
 
 
 def preempt_signal() -> signal.Signals:

@@ -88,3 +88,8 @@ class NotSent(Exception):
 
 class RunStopped(Exception):
     """The run stopped while this call was being sent by another process sharing the cache."""
+
+
+class Stopped(BaseException):
+    """SLURM sent SIGTERM to this job (scancel, or its time limit) and no requeue is under way (a BaseException, like
+    KeyboardInterrupt, so no `except Exception` in a run swallows it)."""
