@@ -7,6 +7,10 @@ HASH := $(shell cat pyproject.toml | sha256sum | cut -c1-12)
 RUNTIME := $(VENV)/.installed-run-$(HASH)
 DEV := $(VENV)/.installed-dev-$(HASH)
 export JUDGEBIAS_DATA_ROOT ?= $(abspath ../shared/data)
+# The whole suite in two worker processes, a test file at a time on one worker (its module fixtures started once):
+# much of the suite waits on clocks (SLURM's time limits, a gateway's per-minute quota, batch polling), and the
+# other worker runs meanwhile. PARALLEL= runs it in one process.
+PARALLEL ?= -n 2 --dist loadfile
 
 .PHONY: setup run test test-quick lint wheel bench system litellm llamacpp clean
 
@@ -32,7 +36,7 @@ test: $(DEV) system litellm llamacpp
 	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/mypy src
 	bash tools/check-wheel.sh
-	$(BIN)/pytest
+	$(BIN)/pytest $(PARALLEL)
 
 ## The quick part only: unit tests, no subprocesses, no services.
 test-quick: $(DEV)

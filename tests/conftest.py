@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,13 @@ import pytest
 
 from judgebias.devserver.server import RunningServer, ServerOptions, start_server
 from tests.helpers import Cli, shared_data_root
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """No terminal size for the runs the tests start: pytest-xdist's workers are given COLUMNS=80 and LINES=24,
+    and a run fits its printed tables to $COLUMNS (a test that checks the fitting sets it itself)."""
+    for name in ("COLUMNS", "LINES"):
+        os.environ.pop(name, None)
 
 
 @pytest.fixture
