@@ -15,6 +15,7 @@ from tests.reliability.helpers import judgebias
 
 pytestmark = [pytest.mark.reliability, pytest.mark.slow]
 
+IMPORT_TIMED_RUN = (sys.executable, "-X", "importtime", "-m", "judgebias.run")  # names each module once imported
 ITEM = '{{"id": "a", "question": "q", "a": "x", "b": "y", "extra": {}}}\n'
 
 
@@ -88,8 +89,7 @@ def test_a_cache_dir_in_proc_is_one_line(cli: Cli) -> None:
 def test_ctrl_c_while_starting_is_one_line_and_exit_130(cli: Cli, after: float) -> None:
     """SIGINT during the imports and the composition of the config: exit 130, one line, no traceback."""
     process = subprocess.Popen(
-        [sys.executable, "-X", "importtime", "-m", "judgebias.run", "hydra.run.dir=o", "data.limit=2"]
-        + [f"cache.dir={cli.cache_dir}"],
+        [*IMPORT_TIMED_RUN, "hydra.run.dir=o", "data.limit=2", f"cache.dir={cli.cache_dir}"],
         cwd=cli.tmp_path,
         env=cli.env,
         stdout=subprocess.DEVNULL,
