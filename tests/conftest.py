@@ -43,6 +43,6 @@ def cli(tmp_path: Path) -> Cli:
 
 
 @pytest.fixture
-def run(tmp_path: Path) -> InProcessCli:
+def cli_here(tmp_path: Path) -> InProcessCli:
     """The CLI's real entry point in this process, for tests that check what a run writes, not the process itself."""
     return InProcessCli(tmp_path)
