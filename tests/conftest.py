@@ -1,4 +1,4 @@
-"""Shared fixtures: the shared real data, a local OpenAI-compatible server, and the CLI as a subprocess."""
+"""Shared fixtures: the shared real data, a local OpenAI-compatible server, and the CLI (as a subprocess or in process)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from judgebias.devserver.server import RunningServer, ServerOptions, start_server
-from tests.helpers import Cli, shared_data_root
+from tests.helpers import Cli, InProcessCli, shared_data_root
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -48,3 +48,9 @@ def server() -> Iterator[Callable[..., RunningServer]]:
 def cli(tmp_path: Path) -> Cli:
     """Run the CLI as a user would, isolated from the user's cache and key."""
     return Cli(tmp_path)
+
+
+@pytest.fixture
+def cli_here(tmp_path: Path) -> InProcessCli:
+    """The CLI's real entry point in this process, for tests that check what a run writes, not the process itself."""
+    return InProcessCli(tmp_path)

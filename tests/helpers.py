@@ -1,14 +1,21 @@
 """Helpers every test folder imports (no fixtures: those are in conftest.py): the shared data, ports, threads, small
-HTTP servers, the CLI."""
+HTTP servers, the CLI (as a subprocess, or its real entry point in this process)."""
 
 from __future__ import annotations
 
+import contextlib
+import gc
+import io
 import json
+import logging
 import os
+import signal
 import socket
 import subprocess
 import sys
 import threading
+import traceback
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -109,14 +116,9 @@ class Cli:
 
     def __call__(self, *overrides: str, env: dict[str, str] | None = None, timeout: float = 240) -> Result:
         """Run once into a fresh run folder; return exit code, output and the run folder."""
-        self.runs += 1
-        run_dir = self.tmp_path / f"run{self.runs}"
-        multirun = "-m" in overrides
-        overrides = tuple(o for o in overrides if o != "-m")
-        args = [sys.executable, "-m", "judgebias.run", *(["-m"] if multirun else [])]
-        args += [f"cache.dir={self.cache_dir}", f"hydra.{'sweep' if multirun else 'run'}.dir={run_dir}"]
+        run_dir, args = self.next_run(overrides)
         completed = subprocess.run(
-            [*args, *overrides],
+            [sys.executable, "-m", "judgebias.run", *args],
             cwd=self.tmp_path,
             env=self.env | (env or {}),
             capture_output=True,
@@ -125,6 +127,156 @@ class Cli:
             check=False,
         )
         return Result(completed.returncode, completed.stdout, completed.stderr, run_dir)
+
+    def next_run(self, overrides: tuple[str, ...]) -> tuple[Path, list[str]]:
+        """A fresh run folder and the command line after `python -m judgebias.run` that runs into it."""
+        self.runs += 1
+        run_dir = self.tmp_path / f"run{self.runs}"
+        multirun = "-m" in overrides
+        args = ["-m"] if multirun else []
+        args += [f"cache.dir={self.cache_dir}", f"hydra.{'sweep' if multirun else 'run'}.dir={run_dir}"]
+        return run_dir, args + [o for o in overrides if o != "-m"]
+
+
+class InProcessCli(Cli):
+    """The real entry point `judgebias.run.main()` in this process, with the command line, cwd and environment `Cli`
+    gives its subprocess: the same composition, checks, exit codes and printed text, without the ~1 s of interpreter
+    and import start-up. What a run changes in the process is put back afterwards (see `_process_state`). Runs one at
+    a time from the main thread; a test about the process itself (signals, exits, a child's environment, several
+    processes at once, start-up) keeps `Cli`. `timeout` is accepted for the same interface; pytest-timeout bounds a
+    run that hangs."""
+
+    def __call__(self, *overrides: str, env: dict[str, str] | None = None, timeout: float = 240) -> Result:
+        """Run once into a fresh run folder; return exit code, output and the run folder."""
+        from judgebias import run  # imported before the state is saved: its import-time loggers are the process's
+
+        run_dir, args = self.next_run(overrides)
+        stdout, stderr = io.StringIO(), io.StringIO()
+        with (
+            _process_state(self.env | (env or {}), self.tmp_path, [str(run.__file__), *args]),
+            contextlib.redirect_stdout(stdout),
+            contextlib.redirect_stderr(stderr),
+            _fresh_warnings(),
+        ):
+            code = _exit_code(run.main)
+        return Result(code, _universal_newlines(stdout.getvalue()), _universal_newlines(stderr.getvalue()), run_dir)
+
+
+def _exit_code(main: Callable[[], None]) -> int:
+    """What the interpreter would exit with after `main()`: 0 for a return, SystemExit's code (a message printed to
+    stderr is exit 1), or 1 and the traceback on stderr for an exception."""
+    try:
+        main()
+    except SystemExit as stop:
+        if stop.code is None or isinstance(stop.code, int):
+            return stop.code or 0
+        print(stop.code, file=sys.stderr)
+        return 1
+    except Exception:
+        traceback.print_exc()
+        return 1
+    return 0
+
+
+def _universal_newlines(text: str) -> str:
+    """Text as `subprocess.run(text=True)` reads it from a pipe."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+@contextmanager
+def _fresh_warnings() -> Iterator[None]:
+    """Warnings filtered as in a new interpreter and printed to (the captured) stderr, as the subprocess would print
+    them, instead of being recorded by pytest; pytest's own filters and records are back afterwards."""
+    with warnings.catch_warnings():
+        warnings.resetwarnings()
+        for category in (ResourceWarning, ImportWarning, PendingDeprecationWarning, DeprecationWarning):
+            warnings.simplefilter("ignore", category)
+        warnings.filterwarnings("default", category=DeprecationWarning, module="__main__")
+
+        def show(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
+            sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
+
+        warnings.showwarning = show
+        yield
+
+
+RESTORED_SIGNALS = [signal.SIGINT, signal.SIGTERM, signal.SIGUSR1, signal.SIGUSR2]
+"""The handlers a run installs (Ctrl-C during start-up, SLURM's SIGTERM and submitit's requeue signal)."""
+
+
+@contextmanager
+def _process_state(env: dict[str, str], cwd: Path, argv: list[str]) -> Iterator[None]:
+    """For the block: this environment, cwd and sys.argv. Afterwards, as before: environment, cwd, argv, stdout/stderr,
+    Hydra's global state (GlobalHydra, HydraConfig, the job runtime), every logger's level, handlers, filters,
+    propagation and disabled flag (Hydra's logging config replaces the root logger's handlers; the job quiets httpx and
+    openai and filters submitit), signal handlers, the garbage collector (paused during start-up, then frozen) and the
+    run-folder memo of `${unique_dir:}`; handlers the run opened (run.log) are closed."""
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.core.utils import JobRuntime
+
+    from judgebias.cli import rundir
+
+    saved_env, saved_cwd, saved_argv = dict(os.environ), os.getcwd(), sys.argv
+    saved_streams = sys.stdout, sys.stderr
+    saved_hydra_cfg, saved_job = HydraConfig.instance().cfg, JobRuntime.instance().conf
+    saved_made = dict(rundir._made)
+    main_thread = threading.current_thread() is threading.main_thread()
+    saved_signals = {signum: signal.getsignal(signum) for signum in RESTORED_SIGNALS} if main_thread else {}
+    gc_enabled, gc_threshold, gc_frozen = gc.isenabled(), gc.get_threshold(), gc.get_freeze_count()
+    saved_loggers = {logger: _logger_state(logger) for logger in _loggers()}
+    handlers_before = list(logging._handlerList)  # kept alive, so their ids stay theirs
+    os.environ.clear()
+    os.environ.update(env)
+    os.chdir(cwd)
+    sys.argv = argv
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved_env)
+        os.chdir(saved_cwd)
+        sys.argv = saved_argv
+        sys.stdout, sys.stderr = saved_streams
+        GlobalHydra.instance().clear()
+        HydraConfig.instance().cfg = saved_hydra_cfg
+        JobRuntime.instance().conf = saved_job
+        rundir._made.clear()
+        rundir._made.update(saved_made)
+        for signum, handler in saved_signals.items():
+            signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
+        if gc.get_freeze_count() and not gc_frozen:
+            gc.unfreeze()
+        gc.set_threshold(*gc_threshold)
+        (gc.enable if gc_enabled else gc.disable)()
+        for logger in _loggers():
+            saved = saved_loggers.get(logger)
+            if saved is None:  # made during the run: as getLogger made it, but for a library's own NullHandler
+                logger.setLevel(logging.NOTSET)
+                logger.disabled = False
+                logger.handlers[:] = [h for h in logger.handlers if isinstance(h, logging.NullHandler)]
+                logger.filters[:] = []
+                continue
+            level, logger.propagate, logger.disabled, handlers, filters = saved
+            logger.setLevel(level)
+            logger.handlers[:] = handlers
+            logger.filters[:] = filters
+        known = {id(reference) for reference in handlers_before}
+        for reference in [r for r in logging._handlerList if id(r) not in known]:
+            handler = reference()
+            if handler is not None:
+                handler.close()
+
+
+def _loggers() -> list[logging.Logger]:
+    """The root logger and every named logger made so far."""
+    named = [logger for logger in logging.Logger.manager.loggerDict.values() if isinstance(logger, logging.Logger)]
+    return [logging.getLogger(), *named]
+
+
+def _logger_state(logger: logging.Logger) -> tuple[int, bool, bool, list[logging.Handler], list[Any]]:
+    """What a run may change on a logger: level, propagation, disabled flag, handlers, filters."""
+    return logger.level, logger.propagate, logger.disabled, list(logger.handlers), list(logger.filters)
 
 
 class Result:

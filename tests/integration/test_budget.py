@@ -12,7 +12,7 @@ import pytest
 from judgebias.core.errors import UserError
 from judgebias.devserver.server import RunningServer
 from judgebias.engine.runner import run_experiment
-from tests.helpers import Cli, write_items
+from tests.helpers import InProcessCli, write_items
 from tests.reliability.helpers import config_of, pairs
 
 ITEMS = 12
@@ -107,12 +107,12 @@ def test_a_cap_out_of_range_is_one_line(tmp_path: Path, override: str, server: C
 
 
 @pytest.mark.slow
-def test_the_command_exits_3_at_the_cap(cli: Cli, server: Callable[..., RunningServer]) -> None:
+def test_the_command_exits_3_at_the_cap(cli_here: InProcessCli, server: Callable[..., RunningServer]) -> None:
     """python -m judgebias.run stopped by the cap exits 3 with one line saying how to continue, summary status budget."""
     judge = server()
-    data = write_items(cli.tmp_path / "items.jsonl", pairs(ITEMS))
+    data = write_items(cli_here.tmp_path / "items.jsonl", pairs(ITEMS))
     local = ("judge=local", f"judge.base_url={judge.url}", "judge.api_key_env=null", "data=jsonl", f"data.path={data}")
-    result = cli(*local, *PRICED, "max_tokens_total=200", "bootstrap.resamples=0", "report=false")
+    result = cli_here(*local, *PRICED, "max_tokens_total=200", "bootstrap.resamples=0", "report=false")
     assert 3 == result.code, result
     assert "stopped at the spending cap" in result.stderr
     assert "budget" == result.summary()["status"]
@@ -120,10 +120,12 @@ def test_the_command_exits_3_at_the_cap(cli: Cli, server: Callable[..., RunningS
 
 
 @pytest.mark.slow
-def test_batch_mode_checks_the_cap_before_submitting(cli: Cli, server: Callable[..., RunningServer]) -> None:
+def test_batch_mode_checks_the_cap_before_submitting(
+    cli_here: InProcessCli, server: Callable[..., RunningServer]
+) -> None:
     """judge.mode=batch submits only the calls whose batch-priced estimate fits the cap; the rest are gaps with the cap's reason."""
     judge = server(policy="hash")
-    data = write_items(cli.tmp_path / "items.jsonl", pairs(ITEMS))
+    data = write_items(cli_here.tmp_path / "items.jsonl", pairs(ITEMS))
     local = (
         "judge=local",
         f"judge.base_url={judge.url}",
@@ -135,7 +137,7 @@ def test_batch_mode_checks_the_cap_before_submitting(cli: Cli, server: Callable[
         "bootstrap.resamples=0",
         "report=false",
     )
-    result = cli(*local, "max_tokens_total=300")
+    result = cli_here(*local, "max_tokens_total=300")
     assert 3 == result.code, result
     answered = judge.stats()["batch"]["lines_answered"]
     assert 0 < answered < CALLS

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import REPO, Cli, local_judge
+from tests.helpers import REPO, InProcessCli, local_judge
 
 pytestmark = pytest.mark.slow
 
@@ -28,12 +28,12 @@ def requests(server: Any) -> int:
     return int(stats["requests"]) + int(stats["other_requests"])
 
 
-def test_use_mode_answers_a_rerun_from_the_cache(cli: Cli, server: Any) -> None:
+def test_use_mode_answers_a_rerun_from_the_cache(cli_here: InProcessCli, server: Any) -> None:
     """cache.mode=use (the default): the first run calls the judge, an identical rerun sends nothing."""
     judge = server(policy="hash")
 
-    first = cli(*local(judge))
-    second = cli(*local(judge))
+    first = cli_here(*local(judge))
+    second = cli_here(*local(judge))
 
     assert (0, 0) == (first.code, second.code), (first, second)
     assert CALLS == requests(judge)
@@ -42,13 +42,13 @@ def test_use_mode_answers_a_rerun_from_the_cache(cli: Cli, server: Any) -> None:
     assert first.verdicts()[0]["verdict"] == second.verdicts()[0]["verdict"]
 
 
-def test_refresh_mode_calls_again_and_overwrites(cli: Cli, server: Any) -> None:
+def test_refresh_mode_calls_again_and_overwrites(cli_here: InProcessCli, server: Any) -> None:
     """cache.mode=refresh calls the judge for every call even when cached, and the new replies replace the old."""
     judge = server(policy="hash")
-    assert 0 == cli(*local(judge)).code
+    assert 0 == cli_here(*local(judge)).code
 
-    refreshed = cli(*local(judge, "cache.mode=refresh"))
-    replay = cli(*local(judge, "cache.mode=only"))
+    refreshed = cli_here(*local(judge, "cache.mode=refresh"))
+    replay = cli_here(*local(judge, "cache.mode=only"))
 
     assert (0, 0) == (refreshed.code, replay.code), (refreshed, replay)
     assert 2 * CALLS == requests(judge)
@@ -56,24 +56,24 @@ def test_refresh_mode_calls_again_and_overwrites(cli: Cli, server: Any) -> None:
     assert CALLS == replay.summary()["calls_cached"]
 
 
-def test_off_mode_neither_reads_nor_writes_the_cache(cli: Cli, server: Any) -> None:
+def test_off_mode_neither_reads_nor_writes_the_cache(cli_here: InProcessCli, server: Any) -> None:
     """cache.mode=off calls the judge every time and leaves nothing behind for a later run."""
     judge = server(policy="hash")
 
-    first = cli(*local(judge, "cache.mode=off"))
-    second = cli(*local(judge, "cache.mode=off"))
-    strict = cli(*local(judge, "cache.mode=only"))
+    first = cli_here(*local(judge, "cache.mode=off"))
+    second = cli_here(*local(judge, "cache.mode=off"))
+    strict = cli_here(*local(judge, "cache.mode=only"))
 
     assert (0, 0) == (first.code, second.code), (first, second)
     assert 2 * CALLS == requests(judge)
     assert 0 != strict.code
 
 
-def test_only_mode_on_a_cold_cache_fails_before_any_connection(cli: Cli, server: Any) -> None:
+def test_only_mode_on_a_cold_cache_fails_before_any_connection(cli_here: InProcessCli, server: Any) -> None:
     """cache.mode=only on an empty cache exits non-zero with a clear message and the server sees no request."""
     judge = server(policy="hash")
 
-    result = cli(*local(judge, "cache.mode=only"))
+    result = cli_here(*local(judge, "cache.mode=only"))
 
     assert 2 == result.code, result
     assert "cache.mode=only: no cached reply for item" in result.stderr
@@ -82,13 +82,15 @@ def test_only_mode_on_a_cold_cache_fails_before_any_connection(cli: Cli, server:
     assert not (result.run_dir / "verdicts.jsonl").exists()
 
 
-def test_only_mode_on_a_warm_cache_costs_nothing(cli: Cli, server: Any) -> None:
+def test_only_mode_on_a_warm_cache_costs_nothing(cli_here: InProcessCli, server: Any) -> None:
     """cache.mode=only after a full run succeeds with zero requests: the rerun provably costs nothing."""
     judge = server(policy="hash")
-    first = cli(*local(judge, "judge.price_input_per_mtok=2.5", "judge.price_output_per_mtok=10"))
+    first = cli_here(*local(judge, "judge.price_input_per_mtok=2.5", "judge.price_output_per_mtok=10"))
     judge.reset()
 
-    replay = cli(*local(judge, "cache.mode=only", "judge.price_input_per_mtok=2.5", "judge.price_output_per_mtok=10"))
+    replay = cli_here(
+        *local(judge, "cache.mode=only", "judge.price_input_per_mtok=2.5", "judge.price_output_per_mtok=10")
+    )
 
     assert (0, 0) == (first.code, replay.code), (first, replay)
     assert 0 == requests(judge)
@@ -97,13 +99,13 @@ def test_only_mode_on_a_warm_cache_costs_nothing(cli: Cli, server: Any) -> None:
     assert first.summary()["cost_usd"] == summary["saved_usd"]
 
 
-def test_cost_is_charged_for_live_tokens_and_saved_for_cached_ones(cli: Cli, server: Any) -> None:
+def test_cost_is_charged_for_live_tokens_and_saved_for_cached_ones(cli_here: InProcessCli, server: Any) -> None:
     """cost_usd prices the live calls' reported tokens at the judge's prices; a cached rerun reports it as saved_usd."""
     judge = server(policy="longer")
     prices = ("judge.price_input_per_mtok=3", "judge.price_output_per_mtok=15")
 
-    live = cli(*local(judge, *prices)).summary()
-    cached = cli(*local(judge, *prices)).summary()
+    live = cli_here(*local(judge, *prices)).summary()
+    cached = cli_here(*local(judge, *prices)).summary()
 
     expected = round(live["prompt_tokens"] * 3 / 1e6 + live["completion_tokens"] * 15 / 1e6, 6)
     assert live["prompt_tokens"] > 0
@@ -112,18 +114,18 @@ def test_cost_is_charged_for_live_tokens_and_saved_for_cached_ones(cli: Cli, ser
     assert (0.0, expected) == (cached["cost_usd"], cached["saved_usd"])
 
 
-def test_dry_run_counts_cache_misses_without_calling(cli: Cli, server: Any) -> None:
+def test_dry_run_counts_cache_misses_without_calling(cli_here: InProcessCli, server: Any) -> None:
     """dry_run=true sends nothing, and the calls it says would go live are exactly those a real run then makes."""
     judge = server(policy="hash")
     prices = ("judge.price_input_per_mtok=2.5", "judge.price_output_per_mtok=10")
 
-    cold = cli(*local(judge, "dry_run=true", *prices))
+    cold = cli_here(*local(judge, "dry_run=true", *prices))
     assert 0 == cold.code, cold
     assert 0 == requests(judge)
     estimate = json.loads((cold.run_dir / "dry_run.json").read_text(encoding="utf-8"))
-    real = cli(*local(judge, *prices))
-    more = cli(*local(judge, "dry_run=true", "data.limit=6", *prices))
-    extended = cli(*local(judge, "data.limit=6", *prices))
+    real = cli_here(*local(judge, *prices))
+    more = cli_here(*local(judge, "dry_run=true", "data.limit=6", *prices))
+    extended = cli_here(*local(judge, "data.limit=6", *prices))
 
     assert (CALLS, 0) == (estimate["calls_live"], estimate["calls_cached"])
     assert estimate["calls_live"] == real.summary()["calls_live"]
@@ -136,15 +138,15 @@ def test_dry_run_counts_cache_misses_without_calling(cli: Cli, server: Any) -> N
     assert CALLS + 4 == requests(judge)
 
 
-def test_provenance_records_the_setup_without_secrets(cli: Cli, server: Any) -> None:
+def test_provenance_records_the_setup_without_secrets(cli_here: InProcessCli, server: Any) -> None:
     """provenance.json holds the resolved config, a config hash, the model ids served, versions and the git revision."""
     secret = "sk-provenance-secret-0123456789"
     judge = server(policy="hash", api_key=secret)
     keyed = ("judge.api_key_env=JB_TEST_JUDGE_KEY",)
 
-    first = cli(*local(judge, *keyed), env={"JB_TEST_JUDGE_KEY": secret})
-    again = cli(*local(judge, *keyed), env={"JB_TEST_JUDGE_KEY": secret})
-    other = cli(*local(judge, *keyed, "rubric=content_only"), env={"JB_TEST_JUDGE_KEY": secret})
+    first = cli_here(*local(judge, *keyed), env={"JB_TEST_JUDGE_KEY": secret})
+    again = cli_here(*local(judge, *keyed), env={"JB_TEST_JUDGE_KEY": secret})
+    other = cli_here(*local(judge, *keyed, "rubric=content_only"), env={"JB_TEST_JUDGE_KEY": secret})
 
     assert (0, 0, 0) == (first.code, again.code, other.code), (first, again, other)
     provenance = json.loads((first.run_dir / "provenance.json").read_text(encoding="utf-8"))
@@ -172,13 +174,15 @@ def _git_head() -> str | None:
     return result.stdout.strip() or None if result.returncode == 0 else None
 
 
-def test_a_rerun_answered_wholly_from_the_cache_says_how_old_the_replies_are(cli: Cli, server: Any) -> None:
+def test_a_rerun_answered_wholly_from_the_cache_says_how_old_the_replies_are(
+    cli_here: InProcessCli, server: Any
+) -> None:
     """When every call came from the cache, one line gives the replies' stored time and how to refresh them."""
     judge = server(policy="hash")
 
-    first = cli(*local(judge))
-    second = cli(*local(judge))
-    refreshed = cli(*local(judge, "cache.mode=refresh"))
+    first = cli_here(*local(judge))
+    second = cli_here(*local(judge))
+    refreshed = cli_here(*local(judge, "cache.mode=refresh"))
 
     (note,) = [line for line in second.stdout.splitlines() if "came from the cache" in line]
     assert re.search(r"replies stored \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC.* \(the oldest \d+ s ago\)", note), note

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from judgebias import check
-from tests.helpers import Cli
+from tests.helpers import InProcessCli
 
 
 def write_run(folder: Path, **figures: Any) -> Path:
@@ -179,9 +179,9 @@ def test_usage_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str])
 
 
 @pytest.mark.slow
-def test_gate_on_a_real_run_from_the_command_line(cli: Cli) -> None:
+def test_gate_on_a_real_run_from_the_command_line(cli_here: InProcessCli) -> None:
     """On the q1 run (first-position bias 16.7%) the command exits 1 at --max-biased-first 0.1 and 0 at 0.2."""
-    run = cli("bootstrap.resamples=200", "report=false")
+    run = cli_here("bootstrap.resamples=200", "report=false")
     assert 0 == run.code, run
 
     def gate_cli(*args: str) -> subprocess.CompletedProcess[str]:

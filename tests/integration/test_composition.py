@@ -2,28 +2,29 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.helpers import InProcessCli, Result
 
 pytestmark = pytest.mark.slow
 
 OFFLINE = ("data.limit=2", "report=false", "bootstrap.resamples=0", "progress=off")
 
 
-def run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """`python -m judgebias.run` with its own cache and sweep folder under tmp_path."""
-    command = [sys.executable, "-m", "judgebias.run", *args, *OFFLINE, f"cache.dir={tmp_path / 'cache'}"]
-    command.append(f"hydra.sweep.dir={tmp_path / 'sweep'}")
-    return subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=240, check=False)
+def run(tmp_path: Path, *args: str) -> Result:
+    """The real entry point in this process (composition is what is checked, not the process), with its own cache and
+    sweep folder under tmp_path; flags come last, where Hydra's parser takes them after the overrides."""
+    overrides = [arg for arg in args if not arg.startswith("--")]
+    flags = [arg for arg in args if arg.startswith("--")]
+    return InProcessCli(tmp_path)(*overrides, *OFFLINE, f"hydra.sweep.dir={tmp_path / 'sweep'}", *flags)
 
 
 def test_a_mode_override_still_makes_a_multirun(tmp_path: Path) -> None:
     """`hydra.mode=MULTIRUN` without -m runs a sweep, as Hydra documents."""
     completed = run(tmp_path, "hydra.mode=MULTIRUN", "judge=always_a,longer")
-    assert 0 == completed.returncode, completed.stderr
+    assert 0 == completed.code, completed
     assert ["0", "1"] == sorted(p.name for p in (tmp_path / "sweep").iterdir() if p.is_dir())
 
 
@@ -33,5 +34,5 @@ def test_a_user_config_that_sets_the_mode_is_honoured(tmp_path: Path) -> None:
     options.mkdir(parents=True)
     (options / "sweep.yaml").write_text("# @package _global_\nhydra:\n  mode: MULTIRUN\n", encoding="utf-8")
     completed = run(tmp_path, f"--config-dir={tmp_path / 'mine'}", "+mode=sweep", "judge=always_a")
-    assert 0 == completed.returncode, completed.stderr
+    assert 0 == completed.code, completed
     assert (tmp_path / "sweep" / "0" / "summary.json").is_file()

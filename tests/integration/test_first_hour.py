@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import REPO, Cli
+from tests.helpers import REPO, InProcessCli
 
 pytestmark = pytest.mark.slow
 
@@ -54,15 +54,15 @@ def test_a_run_says_where_its_files_went(tmp_path: Path) -> None:
     assert f"report: {folder / 'report.html'}" == report_line
 
 
-def test_a_folder_holding_a_run_is_never_written_into(cli: Cli) -> None:
+def test_a_folder_holding_a_run_is_never_written_into(cli_here: InProcessCli) -> None:
     """Naming the folder of an earlier run as hydra.run.dir is refused; the earlier results stay as they were."""
-    first = cli("data.limit=3", "report=false")
+    first = cli_here("data.limit=3", "report=false")
     assert 0 == first.code, first
     before = (first.run_dir / "summary.json").read_bytes()
     second = subprocess.run(
-        [sys.executable, "-m", "judgebias.run", f"hydra.run.dir={first.run_dir}", f"cache.dir={cli.cache_dir}"],
-        cwd=cli.tmp_path,
-        env=cli.env,
+        [sys.executable, "-m", "judgebias.run", f"hydra.run.dir={first.run_dir}", f"cache.dir={cli_here.cache_dir}"],
+        cwd=cli_here.tmp_path,
+        env=cli_here.env,
         capture_output=True,
         text=True,
         timeout=240,
@@ -73,19 +73,19 @@ def test_a_folder_holding_a_run_is_never_written_into(cli: Cli) -> None:
     assert before == (first.run_dir / "summary.json").read_bytes()
 
 
-def test_a_missing_file_of_ones_own_is_named_without_the_shared_data_hint(cli: Cli) -> None:
+def test_a_missing_file_of_ones_own_is_named_without_the_shared_data_hint(cli_here: InProcessCli) -> None:
     """data=jsonl with a path that does not exist names the resolved file, not JUDGEBIAS_DATA_ROOT."""
-    result = cli("data=jsonl", "data.path=mine/items.jsonl")
+    result = cli_here("data=jsonl", "data.path=mine/items.jsonl")
     assert 2 == result.code
-    assert f"{cli.tmp_path / 'mine' / 'items.jsonl'}: no such data file" in result.stderr
+    assert f"{cli_here.tmp_path / 'mine' / 'items.jsonl'}: no such data file" in result.stderr
     assert "JUDGEBIAS_DATA_ROOT" not in result.stderr
 
 
-def test_a_relative_shared_data_root_is_shown_resolved(cli: Cli) -> None:
+def test_a_relative_shared_data_root_is_shown_resolved(cli_here: InProcessCli) -> None:
     """A relative JUDGEBIAS_DATA_ROOT that leads nowhere is shown as the folder it resolved to."""
-    result = cli("data=mtbench_human", env={"JUDGEBIAS_DATA_ROOT": "../shared/data"})
+    result = cli_here("data=mtbench_human", env={"JUDGEBIAS_DATA_ROOT": "../shared/data"})
     assert 2 == result.code
-    resolved = (cli.tmp_path / "../shared/data").absolute()
+    resolved = (cli_here.tmp_path / "../shared/data").absolute()
     assert str(resolved) in result.stderr and "relative to the current folder" in result.stderr
     assert 1 == len(result.stderr.strip().splitlines())
 
@@ -101,9 +101,9 @@ def test_a_relative_shared_data_root_is_shown_resolved(cli: Cli) -> None:
         ("+judge.temperature=0", "judge.temperature is already a setting: set it without the plus"),
     ],
 )
-def test_a_misspelling_is_one_line_with_a_did_you_mean(cli: Cli, override: str, expected: str) -> None:
+def test_a_misspelling_is_one_line_with_a_did_you_mean(cli_here: InProcessCli, override: str, expected: str) -> None:
     """A misspelt key or option gets one `judgebias: error:` line naming the likely meaning, and exit 2."""
-    result = cli(override, "data.limit=2", "report=false")
+    result = cli_here(override, "data.limit=2", "report=false")
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert 2 == result.code
     assert 1 == len(lines), result.stderr
@@ -139,9 +139,9 @@ def test_own_judge_rubric_and_data_from_a_config_dir(tmp_path: Path, server) -> 
     assert "did you mean judge=team_judge?" in wrong.stderr
 
 
-def test_offline_judges_are_counted_as_offline_not_live(cli: Cli) -> None:
+def test_offline_judges_are_counted_as_offline_not_live(cli_here: InProcessCli) -> None:
     """A scripted judge sends no request: calls_live is 0, its calls are calls_offline, no tokens, no soft note."""
-    result = cli("data.limit=6", "report=false")
+    result = cli_here("data.limit=6", "report=false")
     summary = result.summary()
     assert (12, 0, 12, 0, 0) == (
         summary["calls_total"],
@@ -154,20 +154,20 @@ def test_offline_judges_are_counted_as_offline_not_live(cli: Cli) -> None:
     assert "calls_offline: 12" in result.stdout and "calls_live" not in result.stdout
 
 
-def test_failed_calls_are_not_counted_as_live_replies(cli: Cli, server) -> None:  # type: ignore[no-untyped-def]
+def test_failed_calls_are_not_counted_as_live_replies(cli_here: InProcessCli, server) -> None:  # type: ignore[no-untyped-def]
     """Calls that failed after their retries are failed_calls; calls_live counts only the replies that came back."""
     judge = server(policy="longer", p500=0.5, fault_seed=3)
     overrides = ["judge=local", f"judge.base_url={judge.url}", "judge.max_retries=0", "judge.api_key_env=null"]
-    result = cli(*overrides, "data.limit=10", "report=false")
+    result = cli_here(*overrides, "data.limit=10", "report=false")
     summary = result.summary()
     assert 1 == result.code and summary["failed_calls"] > 0
     assert summary["calls_total"] - summary["failed_calls"] == summary["calls_live"]
     assert judge.stats()["completions_ok"] == summary["calls_live"]
 
 
-def test_a_verdict_line_reads_on_its_own(cli: Cli) -> None:
+def test_a_verdict_line_reads_on_its_own(cli_here: InProcessCli) -> None:
     """Each line names the winner and each call's pick as a or b, in the item's frame, beside the raw fields."""
-    result = cli("data.limit=12", "report=false")
+    result = cli_here("data.limit=12", "report=false")
     for line in result.verdicts():
         assert {"1": "a", "2": "b"}.get(line["verdict"], line["verdict"]) == line["winner"]
         assert {"A": "a", "B": "b"}.get(line["call1"], line["call1"]) == line["pick1"]

@@ -20,9 +20,9 @@ def recorded(data_root: Path, folder: str, judge: str) -> dict[str, dict]:
     return {row["id"]: row for row in rows if row["judge"] == judge}
 
 
-def test_replayed_gpt4_matches_the_recording_and_the_paper(cli, data_root):
+def test_replayed_gpt4_matches_the_recording_and_the_paper(cli_here, data_root):
     """Replaying GPT-4 on MT-Bench human pairs gives the recorded calls and LLMBar's 174/200 positional agreement."""
-    result = cli(
+    result = cli_here(
         "judge=replay", "judge.name=GPT-4/Vanilla_NoRules", "data=mtbench_human", "rubric=llmbar", "report=false"
     )
     assert 0 == result.code, result
@@ -35,18 +35,18 @@ def test_replayed_gpt4_matches_the_recording_and_the_paper(cli, data_root):
     ]
 
 
-def test_sweep_over_every_recorded_judge(cli):
+def test_sweep_over_every_recorded_judge(cli_here):
     """One multirun replays all eight recorded configurations, one job each, and tabulates them."""
-    result = cli("-m", "judge=replay", "judge.name=" + ",".join(MTBENCH_JUDGES), "data=mtbench_human", "rubric=llmbar",
+    result = cli_here("-m", "judge=replay", "judge.name=" + ",".join(MTBENCH_JUDGES), "data=mtbench_human", "rubric=llmbar",
                  "report=false", "bootstrap.resamples=100")  # fmt: skip
     assert 0 == result.code, result
     judges = sorted(json.loads(p.read_text())["judge"] for p in result.run_dir.glob("*/summary.json"))
     assert sorted(MTBENCH_JUDGES) == judges
 
 
-def test_one_order_data_says_consistency_cannot_be_measured(cli, data_root):
+def test_one_order_data_says_consistency_cannot_be_measured(cli_here, data_root):
     """PandaLM's judges were recorded in one order: no second call is invented and consistency is reported as absent."""
-    result = cli("judge=replay", "judge.name=gpt-3.5-turbo", "data=pandalm", "rubric=pandalm", "report=false")
+    result = cli_here("judge=replay", "judge.name=gpt-3.5-turbo", "data=pandalm", "rubric=pandalm", "report=false")
     assert 0 == result.code, result
     summary = result.summary()
     assert summary["position_consistency"] is None
@@ -57,9 +57,9 @@ def test_one_order_data_says_consistency_cannot_be_measured(cli, data_root):
     assert all(v["call2"] is None for v in result.verdicts())
 
 
-def test_second_turn_replay_with_bracket_verdicts(cli, data_root):
+def test_second_turn_replay_with_bracket_verdicts(cli_here, data_root):
     """Judging-the-Judges replies ([[A]]/[[B]]/[[C]]) replay through the brackets rubric as recorded."""
-    result = cli("judge=replay", "judge.name=gpt-4-0613", "data=jtj_mtbench", "rubric=brackets", "report=false")
+    result = cli_here("judge=replay", "judge.name=gpt-4-0613", "data=jtj_mtbench", "rubric=brackets", "report=false")
     assert 0 == result.code, result
     rows = recorded(data_root, "jtj-mtbench", "gpt-4-0613")
     same = sum(
@@ -70,38 +70,38 @@ def test_second_turn_replay_with_bracket_verdicts(cli, data_root):
     assert "human_agreement" not in result.summary()
 
 
-def test_unknown_recorded_judge_lists_the_choices(cli):
+def test_unknown_recorded_judge_lists_the_choices(cli_here):
     """A judge name that was never recorded is refused with the names that were."""
-    result = cli("judge=replay", "judge.name=GPT-5/Whatever", "data=mtbench_human", "rubric=llmbar")
+    result = cli_here("judge=replay", "judge.name=GPT-5/Whatever", "data=mtbench_human", "rubric=llmbar")
     assert 2 == result.code
     assert "GPT-4/Vanilla_NoRules" in result.stderr and "Traceback" not in result.stderr
 
 
-def test_replay_needs_a_name(cli):
+def test_replay_needs_a_name(cli_here):
     """judge=replay without judge.name says which key to pass."""
-    result = cli("judge=replay", "data=mtbench_human", "rubric=llmbar")
+    result = cli_here("judge=replay", "data=mtbench_human", "rubric=llmbar")
     assert 2 == result.code
     assert "judge.name is required" in result.stderr
 
 
-def test_missing_data_root_says_where_it_looked(cli):
+def test_missing_data_root_says_where_it_looked(cli_here):
     """Without JUDGEBIAS_DATA_ROOT the shared datasets are not guessed: the error names the folder and the fix."""
-    cli.env.pop("JUDGEBIAS_DATA_ROOT", None)
-    result = cli("judge=replay", "judge.name=GPT-4/Vanilla_NoRules", "data=mtbench_human", "rubric=llmbar")
+    cli_here.env.pop("JUDGEBIAS_DATA_ROOT", None)
+    result = cli_here("judge=replay", "judge.name=GPT-4/Vanilla_NoRules", "data=mtbench_human", "rubric=llmbar")
     assert 2 == result.code
     assert "JUDGEBIAS_DATA_ROOT" in result.stderr and "mtbench-human/items.jsonl" in result.stderr
 
 
-def test_wrong_data_root_is_named(cli, tmp_path):
+def test_wrong_data_root_is_named(cli_here, tmp_path):
     """A data root that is not a folder is named in the error."""
-    result = cli("data=mtbench_human", f"data.root={tmp_path / 'nowhere'}")
+    result = cli_here("data=mtbench_human", f"data.root={tmp_path / 'nowhere'}")
     assert 2 == result.code
     assert "nowhere" in result.stderr and "data.root" in result.stderr and "mtbench-human/items.jsonl" in result.stderr
 
 
-def test_ensemble_of_recorded_judges(cli):
+def test_ensemble_of_recorded_judges(cli_here):
     """An ensemble of four recorded judges reports its own figures and each judge's beside them."""
-    result = cli("ensemble=mtbench_vanilla", "data=mtbench_human", "rubric=llmbar", "report=false")
+    result = cli_here("ensemble=mtbench_vanilla", "data=mtbench_human", "rubric=llmbar", "report=false")
     assert 0 == result.code, result
     summary = result.summary()
     assert {"gpt4", "chatgpt", "llama2", "palm2"} == set(summary["judges"])

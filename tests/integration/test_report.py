@@ -14,7 +14,7 @@ import pytest
 
 from judgebias.engine.progress import Progress
 from judgebias.report.run_report import MAX_TABLE_ROWS, write_report
-from tests.helpers import Cli, write_items
+from tests.helpers import InProcessCli, write_items
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 QUICK = ("bootstrap.resamples=200",)
@@ -53,9 +53,9 @@ def first_cells(rows: list[str], index: int) -> list[str]:
 
 
 @pytest.mark.slow
-def test_every_run_writes_a_self_contained_report(cli: Cli) -> None:
+def test_every_run_writes_a_self_contained_report(cli_here: InProcessCli) -> None:
     """A run writes report.html with the headline figures, the three pictures and every verdict, loading nothing."""
-    result = cli(*QUICK)
+    result = cli_here(*QUICK)
 
     assert 0 == result.code, result
     page = (result.run_dir / "report.html").read_text(encoding="utf-8")
@@ -73,9 +73,9 @@ def test_every_run_writes_a_self_contained_report(cli: Cli) -> None:
 
 @pytest.mark.slow
 @pytest.mark.browser
-def test_report_search_and_sort_work_in_a_browser(cli: Cli, tmp_path: Path) -> None:
+def test_report_search_and_sort_work_in_a_browser(cli_here: InProcessCli, tmp_path: Path) -> None:
     """In Chromium the verdict table's script runs: ?q= filters the rows and ?sort= orders them."""
-    result = cli(*QUICK)
+    result = cli_here(*QUICK)
     assert 0 == result.code, result
     url = (result.run_dir / "report.html").as_uri()
 
@@ -95,7 +95,7 @@ def test_report_search_and_sort_work_in_a_browser(cli: Cli, tmp_path: Path) -> N
 
 @pytest.mark.slow
 @pytest.mark.browser
-def test_html_in_replies_and_ids_is_shown_as_text(cli: Cli, tmp_path: Path) -> None:
+def test_html_in_replies_and_ids_is_shown_as_text(cli_here: InProcessCli, tmp_path: Path) -> None:
     """A reply or an id containing <script> or an onerror image is displayed as text and never runs."""
     data = write_items(
         tmp_path / "html.jsonl",
@@ -104,7 +104,9 @@ def test_html_in_replies_and_ids_is_shown_as_text(cli: Cli, tmp_path: Path) -> N
             {"id": "plain", "question": "Q?", "a": "<b>bold</b>", "b": "x"},
         ],
     )
-    result = cli(*QUICK, "judge=always_a", "data=jsonl", f"data.path={data}", f"rubric.reply_format='{PWNED}{{label}}'")
+    result = cli_here(
+        *QUICK, "judge=always_a", "data=jsonl", f"data.path={data}", f"rubric.reply_format='{PWNED}{{label}}'"
+    )
     assert 0 == result.code, result
     page = (result.run_dir / "report.html").read_text(encoding="utf-8")
 
@@ -121,13 +123,13 @@ def test_html_in_replies_and_ids_is_shown_as_text(cli: Cli, tmp_path: Path) -> N
 
 
 @pytest.mark.slow
-def test_report_never_shows_the_api_key(cli: Cli, server: Any) -> None:
+def test_report_never_shows_the_api_key(cli_here: InProcessCli, server: Any) -> None:
     """The key a judge uses appears nowhere in the report, even when the endpoint echoes it in an error."""
     secret = "sk-report-secret-abcdef0123456789"
     judge = server(policy="hash", api_key=secret)
     overrides = ("judge=local", f"judge.base_url={judge.url}", "judge.api_key_env=JB_REPORT_KEY", "data.limit=3")
 
-    result = cli(*QUICK, *overrides, env={"JB_REPORT_KEY": secret})
+    result = cli_here(*QUICK, *overrides, env={"JB_REPORT_KEY": secret})
 
     assert 0 == result.code, result
     page = (result.run_dir / "report.html").read_text(encoding="utf-8")
@@ -166,9 +168,9 @@ def test_table_is_capped_but_pictures_count_every_row(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 @pytest.mark.browser
-def test_sweep_report_compares_jobs_in_a_browser(cli: Cli, tmp_path: Path) -> None:
+def test_sweep_report_compares_jobs_in_a_browser(cli_here: InProcessCli, tmp_path: Path) -> None:
     """A sweep writes sweep_report.html with one row per job, linking each job's own report."""
-    result = cli("-m", *QUICK, "data.limit=5", "judge=noisy,always_a,longer")
+    result = cli_here("-m", *QUICK, "data.limit=5", "judge=noisy,always_a,longer")
     assert 0 == result.code, result
 
     dom = chromium(tmp_path, (result.run_dir / "sweep_report.html").as_uri() + "?q=always_a", "--dump-dom")
@@ -185,9 +187,9 @@ def test_sweep_report_compares_jobs_in_a_browser(cli: Cli, tmp_path: Path) -> No
 
 @pytest.mark.slow
 @pytest.mark.browser
-def test_screenshot_of_a_report_renders(cli: Cli, tmp_path: Path) -> None:
+def test_screenshot_of_a_report_renders(cli_here: InProcessCli, tmp_path: Path) -> None:
     """Chromium renders the q1 report to a non-trivial PNG (the picture the README shows)."""
-    result = cli(*QUICK)
+    result = cli_here(*QUICK)
     shot = tmp_path / "report.png"
 
     chromium(tmp_path, (result.run_dir / "report.html").as_uri(), f"--screenshot={shot}", "--window-size=1200,1800")
@@ -198,9 +200,9 @@ def test_screenshot_of_a_report_renders(cli: Cli, tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_progress_is_quiet_when_output_is_not_a_terminal(cli: Cli) -> None:
+def test_progress_is_quiet_when_output_is_not_a_terminal(cli_here: InProcessCli) -> None:
     """With progress=auto (the default) a run whose output is captured prints no progress bar."""
-    result = cli(*QUICK, "report=false")
+    result = cli_here(*QUICK, "report=false")
 
     assert 0 == result.code, result
     assert "items | calls live" not in result.stderr
@@ -208,9 +210,9 @@ def test_progress_is_quiet_when_output_is_not_a_terminal(cli: Cli) -> None:
 
 
 @pytest.mark.slow
-def test_progress_on_draws_the_bar_anywhere(cli: Cli) -> None:
+def test_progress_on_draws_the_bar_anywhere(cli_here: InProcessCli) -> None:
     """progress=on draws items done, calls live / cached, retries and ETA even when output is captured."""
-    result = cli(*QUICK, "report=false", "progress=on")
+    result = cli_here(*QUICK, "report=false", "progress=on")
 
     assert 0 == result.code, result
     last = result.stderr.split("\r")[-1]
@@ -234,9 +236,9 @@ def test_progress_auto_draws_on_a_terminal() -> None:
 
 
 @pytest.mark.slow
-def test_end_of_run_summary_fits_on_one_screen(cli: Cli) -> None:
+def test_end_of_run_summary_fits_on_one_screen(cli_here: InProcessCli) -> None:
     """The summary printed at the end of a run is a handful of lines, with win rate, consistency and cost."""
-    result = cli(*QUICK, "report=false")
+    result = cli_here(*QUICK, "report=false")
 
     lines = result.stdout.strip().splitlines()
     assert len(lines) <= 20

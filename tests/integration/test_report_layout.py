@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import Cli
+from tests.helpers import InProcessCli
 from tests.integration.test_report import QUICK, chromium
 
 pytestmark = pytest.mark.browser
@@ -101,17 +101,17 @@ def check_every_width(tmp_path: Path, page: Path) -> None:
     screenshots(tmp_path, page)
 
 
-def test_run_report_charts_fit_at_360_800_and_1400_px(cli: Cli, tmp_path: Path) -> None:
+def test_run_report_charts_fit_at_360_800_and_1400_px(cli_here: InProcessCli, tmp_path: Path) -> None:
     """The run report's charts show whole, inside their panels, at phone, laptop and desktop widths."""
-    result = cli(*QUICK)
+    result = cli_here(*QUICK)
     assert 0 == result.code, result
 
     check_every_width(tmp_path, result.run_dir / "report.html")
 
 
-def test_sweep_report_charts_fit_at_360_800_and_1400_px(cli: Cli, tmp_path: Path) -> None:
+def test_sweep_report_charts_fit_at_360_800_and_1400_px(cli_here: InProcessCli, tmp_path: Path) -> None:
     """The sweep report's charts, with long job labels, show whole inside their panels at every width."""
-    result = cli("-m", "judge=noisy,longer,always_a", "judge.first_bias=0.1,0.3", *QUICK, "data.limit=12")
+    result = cli_here("-m", "judge=noisy,longer,always_a", "judge.first_bias=0.1,0.3", *QUICK, "data.limit=12")
     assert 0 == result.code, result
 
     check_every_width(tmp_path, result.run_dir / "sweep_report.html")

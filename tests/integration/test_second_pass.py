@@ -14,14 +14,14 @@ import pytest
 
 from judgebias.io.files import current_umask as umask
 from judgebias.io.versions import installed_versions
-from tests.helpers import REPO, Cli
+from tests.helpers import REPO, InProcessCli
 
 pytestmark = pytest.mark.slow
 
 
-def test_header_names_the_overrides_that_change_the_run(cli: Cli) -> None:
+def test_header_names_the_overrides_that_change_the_run(cli_here: InProcessCli) -> None:
     """`rubric.labels=tags` shows in the printed header, beside the group choices, without Hydra's own settings."""
-    result = cli("rubric.labels=tags", "data.limit=3", "report=false")
+    result = cli_here("rubric.labels=tags", "data.limit=3", "report=false")
 
     header = result.stdout.splitlines()[0]
     assert header.startswith("judgebias  judge=noisy  rubric=default  data=q1  status=ok  overrides: ")
@@ -41,9 +41,9 @@ def test_version_is_judgebiass_own() -> None:
     )
 
 
-def test_every_file_of_a_run_has_the_same_mode_under_the_umask(cli: Cli) -> None:
+def test_every_file_of_a_run_has_the_same_mode_under_the_umask(cli_here: InProcessCli) -> None:
     """A run's files (summary.json, report.html, verdicts.jsonl, ...) share one mode, the one the umask gives."""
-    result = cli("data.limit=3", env={})
+    result = cli_here("data.limit=3", env={})
 
     modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in result.run_dir.iterdir() if p.is_file()}
     expected = 0o666 & ~umask()

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import Cli, write_items
+from tests.helpers import InProcessCli, write_items
 from tests.integration.helpers import KEY, local
 
 pytestmark = pytest.mark.slow
@@ -41,13 +41,15 @@ def styled_items(tmp_path: Path) -> Path:
     return write_items(tmp_path / "styled.jsonl", items)
 
 
-def test_a_judge_that_rewards_formatting_is_measured_and_the_remedy_shows(cli: Cli, tmp_path: Path) -> None:
+def test_a_judge_that_rewards_formatting_is_measured_and_the_remedy_shows(
+    cli_here: InProcessCli, tmp_path: Path
+) -> None:
     """judge=formatted (style_bias 1) picks the formatted answer every time (styled_wins 1); with strip_markdown it
     sees plain text only and follows people, who chose the plain answer (styled_wins 0)."""
     data = styled_items(tmp_path)
     common = ("judge=formatted", "judge.style_bias=1.0", "data=jsonl", f"data.path={data}", "bootstrap.resamples=200")
-    styled = cli(*common, "report=false")
-    stripped = cli(*common, "report=false", "data.normalize.strip_markdown=true")
+    styled = cli_here(*common, "report=false")
+    stripped = cli_here(*common, "report=false", "data.normalize.strip_markdown=true")
     assert (0, 0) == (styled.code, stripped.code), (styled, stripped)
 
     before, after = styled.summary(), stripped.summary()
@@ -66,10 +68,10 @@ def test_a_judge_that_rewards_formatting_is_measured_and_the_remedy_shows(cli: C
     assert counts == stripped.verdicts()[0]["style_a"]  # the answer as written, though the judge saw plain text
 
 
-def test_ratings_gain_style_controlled_columns(cli: Cli, tmp_path: Path) -> None:
+def test_ratings_gain_style_controlled_columns(cli_here: InProcessCli, tmp_path: Path) -> None:
     """A judge that decides by formatting alone ranks the formatting model first; style control levels all three."""
     data = styled_items(tmp_path)
-    result = cli("judge=formatted", "judge.style_bias=1.0", "data=jsonl", f"data.path={data}", "report=false")
+    result = cli_here("judge=formatted", "judge.style_bias=1.0", "data=jsonl", f"data.path={data}", "report=false")
     assert 0 == result.code, result
     with (result.run_dir / "ratings.csv").open(encoding="utf-8") as file:
         rows = {row["model"]: row for row in csv.DictReader(file)}
@@ -80,16 +82,22 @@ def test_ratings_gain_style_controlled_columns(cli: Cli, tmp_path: Path) -> None
     assert {"1", "2", "3"} == {r["style_rank"] for r in rows.values()}
 
 
-def test_strip_markdown_sends_plain_text_with_its_own_cache_keys(cli: Cli, server: Any, tmp_path: Path) -> None:
+def test_strip_markdown_sends_plain_text_with_its_own_cache_keys(
+    cli_here: InProcessCli, server: Any, tmp_path: Path
+) -> None:
     """A live judge sees the stripped answers: the formatted a is longer as written, shorter as plain text, so the
     server's `longer` policy flips its verdict; the stripped run makes its own two calls."""
     judge = server(policy="longer")
     items = [{"id": "f", "question": "How?", "a": "## Yes\n\n**It works, truly.**", "b": "Yes. It works, truly so."}]
     data = write_items(tmp_path / "one.jsonl", items)
-    plain = cli(*local(judge.url, "data=jsonl", f"data.path={data}"), env=KEY)
-    stripped = cli(*local(judge.url, "data=jsonl", f"data.path={data}", "data.normalize.strip_markdown=true"), env=KEY)
+    plain = cli_here(*local(judge.url, "data=jsonl", f"data.path={data}"), env=KEY)
+    stripped = cli_here(
+        *local(judge.url, "data=jsonl", f"data.path={data}", "data.normalize.strip_markdown=true"), env=KEY
+    )
     assert (0, 0) == (plain.code, stripped.code), (plain, stripped)
     assert ("1", "2") == (plain.verdicts()[0]["verdict"], stripped.verdicts()[0]["verdict"])
     assert 4 == judge.stats()["requests"]
-    again = cli(*local(judge.url, "data=jsonl", f"data.path={data}", "data.normalize.strip_markdown=true"), env=KEY)
+    again = cli_here(
+        *local(judge.url, "data=jsonl", f"data.path={data}", "data.normalize.strip_markdown=true"), env=KEY
+    )
     assert (0, 4) == (again.code, judge.stats()["requests"])  # a rerun is answered from its own cache entries

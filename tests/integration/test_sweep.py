@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import Cli
+from tests.helpers import Cli, InProcessCli
 from tests.integration.helpers import QUICK, table
 
 HAS_SUBMITIT = importlib.util.find_spec("hydra_plugins.hydra_submitit_launcher") is not None
@@ -25,9 +25,9 @@ def local(server: Any, *more: str) -> tuple[str, ...]:
 
 
 @pytest.mark.slow
-def test_a_failing_job_is_recorded_and_the_sweep_still_aggregates(cli: Cli) -> None:
+def test_a_failing_job_is_recorded_and_the_sweep_still_aggregates(cli_here: InProcessCli) -> None:
     """In `-m judge=noisy,replay` replay fails; the table lists both jobs, names the error, and the sweep exits 1."""
-    result = cli("-m", "data.limit=3", *QUICK, "judge=noisy,replay")
+    result = cli_here("-m", "data.limit=3", *QUICK, "judge=noisy,replay")
 
     assert 1 == result.code, result
     rows = table(result.run_dir)
@@ -41,10 +41,10 @@ def test_a_failing_job_is_recorded_and_the_sweep_still_aggregates(cli: Cli) -> N
 
 
 @pytest.mark.slow
-def test_aggregation_by_hand_over_several_sweeps(cli: Cli, tmp_path: Path) -> None:
+def test_aggregation_by_hand_over_several_sweeps(cli_here: InProcessCli, tmp_path: Path) -> None:
     """`python -m judgebias.aggregate A B --out C` puts the jobs of two sweeps into one table and exits 0."""
-    first = cli("-m", "data.limit=3", *QUICK, "judge=noisy,longer")
-    second = cli("-m", "data.limit=3", *QUICK, "judge=always_a")
+    first = cli_here("-m", "data.limit=3", *QUICK, "judge=noisy,longer")
+    second = cli_here("-m", "data.limit=3", *QUICK, "judge=always_a")
     out = tmp_path / "both"
 
     combined = subprocess.run(
@@ -128,9 +128,9 @@ def test_ctrl_c_stops_the_whole_sweep(cli: Cli, server: Any) -> None:
 
 
 @pytest.mark.slow
-def test_dry_run_sweep_tabulates_the_estimates(cli: Cli) -> None:
+def test_dry_run_sweep_tabulates_the_estimates(cli_here: InProcessCli) -> None:
     """`-m dry_run=true` over two judges ends with a table of the calls each job would make."""
-    result = cli("-m", "data.limit=5", *QUICK, "dry_run=true", "judge=gpt4o,gpt4o_mini")
+    result = cli_here("-m", "data.limit=5", *QUICK, "dry_run=true", "judge=gpt4o,gpt4o_mini")
 
     assert 0 == result.code, result
     rows = table(result.run_dir)

@@ -14,7 +14,7 @@ from judgebias.core.errors import UserError
 from judgebias.core.item import Item
 from judgebias.core.prompt import fence_nonce, render_messages, shown
 from judgebias.devserver.server import RunningServer, find_answers
-from tests.helpers import Cli
+from tests.helpers import InProcessCli
 from tests.reliability.helpers import KEY, KEY_ENV, local, run_here, shipped_rubric, verdict_lines
 
 pytestmark = pytest.mark.reliability
@@ -91,13 +91,15 @@ def test_bad_data_is_refused_with_file_line_and_field_before_any_call(
 
 
 @pytest.mark.slow
-def test_bad_data_on_the_command_line_is_one_line_and_exit_2(cli: Cli, server: StartServer, tmp_path: Path) -> None:
+def test_bad_data_on_the_command_line_is_one_line_and_exit_2(
+    cli_here: InProcessCli, server: StartServer, tmp_path: Path
+) -> None:
     """The CLI refuses bad data in one line on stderr, exit 2, with a whole failure summary and nothing else."""
     judge = server()
     data = tmp_path / "items.jsonl"
     latin1 = b'{"id": "2", "question": "caf\xe9?", "a": "x", "b": "y"}'
     data.write_bytes(jsonl(latin1))
-    result = cli(*local(judge.url, "data=jsonl", f"data.path={data}"), env=KEY)
+    result = cli_here(*local(judge.url, "data=jsonl", f"data.path={data}"), env=KEY)
 
     assert 2 == result.code
     byte = latin1.index(b"\xe9") + 1
@@ -173,10 +175,10 @@ CONFIG_ERRORS: list[Any] = [
 @pytest.mark.slow
 @pytest.mark.parametrize(("overrides", "expected"), CONFIG_ERRORS)
 def test_a_config_mistake_is_named_with_its_fix_and_no_traceback(
-    cli: Cli, overrides: tuple[str, ...], expected: list[str]
+    cli_here: InProcessCli, overrides: tuple[str, ...], expected: list[str]
 ) -> None:
     """Wrong types, unknown keys and options, bad values and missing files exit 2 naming the key, no traceback."""
-    result = cli(*overrides, "report=false", "data.limit=2")
+    result = cli_here(*overrides, "report=false", "data.limit=2")
 
     assert 2 == result.code, result
     assert "Traceback" not in result.stderr

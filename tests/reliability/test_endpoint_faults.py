@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from judgebias.devserver.server import RunningServer
-from tests.helpers import Cli, write_items
+from tests.helpers import InProcessCli, write_items
 from tests.reliability.helpers import (
     KEY,
     KEY_ENV,
@@ -86,13 +86,13 @@ def test_a_rate_limited_server_is_not_stormed_after_a_burst(
 
 @pytest.mark.slow
 def test_calls_failing_after_their_retries_are_errors_and_a_rerun_makes_only_those(
-    cli: Cli, server: StartServer, tmp_path: Path
+    cli_here: InProcessCli, server: StartServer, tmp_path: Path
 ) -> None:
     """A call still failing after its retries is an `error` per order, the run exits 1 in one line, a rerun redoes it."""
     data = write_items(tmp_path / "items.jsonl", pairs(8))
     flaky = server(policy="longer", p500=0.6, fault_seed=11)
     args = (*local(flaky.url, "data=jsonl", f"data.path={data}", "judge.max_retries=1"),)
-    first = cli(*args, env=KEY)
+    first = cli_here(*args, env=KEY)
 
     assert 1 == first.code, first
     lines = first.stderr.strip().splitlines()
@@ -117,7 +117,7 @@ def test_calls_failing_after_their_retries_are_errors_and_a_rerun_makes_only_tho
     port = flaky.port
     flaky.stop()
     steady = server(policy="longer", port=port)
-    again = cli(*args, env=KEY)
+    again = cli_here(*args, env=KEY)
     assert 0 == again.code, again
     assert failed == steady.stats()["requests"] == again.summary()["calls_live"]
     assert all("error" not in (line["call1"], line["call2"]) for line in verdict_lines(again.run_dir))
@@ -139,7 +139,7 @@ PERMANENT: list[Any] = [
 @pytest.mark.slow
 @pytest.mark.parametrize(("faults", "reason"), PERMANENT)
 def test_a_permanent_error_stops_the_run_at_once_without_retries(
-    cli: Cli, server: StartServer, tmp_path: Path, faults: dict[str, Any], reason: str
+    cli_here: InProcessCli, server: StartServer, tmp_path: Path, faults: dict[str, Any], reason: str
 ) -> None:
     """Bad key, unknown model, exhausted quota, too large a request: exit 2 at once, naming judge and endpoint."""
     endpoint = server(policy="longer", latency=0.05, **faults)
@@ -150,7 +150,7 @@ def test_a_permanent_error_stops_the_run_at_once_without_retries(
             file.writelines(json.dumps(item) + "\n" for item in small)
     else:
         data = write_items(tmp_path / "items.jsonl", small)
-    result = cli(*local(endpoint.url, "data=jsonl", f"data.path={data}", "max_concurrency=4"), env=KEY)
+    result = cli_here(*local(endpoint.url, "data=jsonl", f"data.path={data}", "max_concurrency=4"), env=KEY)
 
     assert 2 == result.code, result
     assert "Traceback" not in result.stderr

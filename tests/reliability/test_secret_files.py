@@ -14,7 +14,7 @@ import pytest
 
 from judgebias.core.redaction import looks_like_secret
 from judgebias.devserver.server import RunningServer
-from tests.helpers import Cli, free_port, write_items
+from tests.helpers import Cli, InProcessCli, free_port, write_items
 from tests.reliability.helpers import KEY_ENV, judgebias, local, pairs
 
 pytestmark = [pytest.mark.reliability, pytest.mark.slow]
@@ -34,13 +34,13 @@ def files_holding(root: Path, *values: str) -> list[str]:
 
 
 def test_a_server_echoing_the_request_headers_in_its_replies_leaves_them_in_no_file(
-    cli: Cli, server: StartServer
+    cli_here: InProcessCli, server: StartServer
 ) -> None:
     """The key and an extra header's value that a 200 reply quotes are in no verdict, cache entry, bundle or dump."""
     judge = server(policy="longer", api_key=KEY_VALUE, echo_headers=True)
-    data = write_items(cli.tmp_path / "items.jsonl", pairs(4))
+    data = write_items(cli_here.tmp_path / "items.jsonl", pairs(4))
     env = {KEY_ENV: KEY_VALUE, HEADER_ENV: HEADER_VALUE}
-    run = cli(
+    run = cli_here(
         *local(judge.url, "data=jsonl", f"data.path={data}", f"+judge.extra_headers.OpenAI-Organization={HEADER_ENV}"),
         "report=true",
         env=env,
@@ -49,17 +49,17 @@ def test_a_server_echoing_the_request_headers_in_its_replies_leaves_them_in_no_f
     raws = [line["raw1"] for line in run.verdicts()]
     assert all("[redacted]" in raw and "request headers" in raw for raw in raws)  # the echo arrived, redacted
     exported = subprocess.run(
-        [*EXPORT, "bundle.jsonl.gz", "--run", str(run.run_dir), "--cache-dir", str(cli.cache_dir)],
-        cwd=cli.tmp_path,
-        env=cli.env,
+        [*EXPORT, "bundle.jsonl.gz", "--run", str(run.run_dir), "--cache-dir", str(cli_here.cache_dir)],
+        cwd=cli_here.tmp_path,
+        env=cli_here.env,
         capture_output=True,
         text=True,
         check=False,
     )
     assert 0 == exported.returncode, exported.stderr
-    plain = cli.tmp_path / "bundle.txt"
-    plain.write_bytes(gzip.decompress((cli.tmp_path / "bundle.jsonl.gz").read_bytes()))
-    assert [] == files_holding(cli.tmp_path, KEY_VALUE, HEADER_VALUE)
+    plain = cli_here.tmp_path / "bundle.txt"
+    plain.write_bytes(gzip.decompress((cli_here.tmp_path / "bundle.jsonl.gz").read_bytes()))
+    assert [] == files_holding(cli_here.tmp_path, KEY_VALUE, HEADER_VALUE)
     assert KEY_VALUE[:10] not in run.stdout + run.stderr
 
 
@@ -104,18 +104,20 @@ def test_a_password_typed_in_the_base_url_is_refused_unseen(cli: Cli) -> None:
     assert [] == files_holding(cli.tmp_path, password)
 
 
-def test_a_password_in_a_base_url_from_the_environment_is_in_no_file_or_message(cli: Cli, server: StartServer) -> None:
+def test_a_password_in_a_base_url_from_the_environment_is_in_no_file_or_message(
+    cli_here: InProcessCli, server: StartServer
+) -> None:
     """A base_url with user:password@ read from an env var: the run works; summary, provenance, cache, errors hide it."""
     password = "pw-" + secrets.token_hex(8)
     judge = server(policy="longer", echo_headers=True)
-    data = write_items(cli.tmp_path / "items.jsonl", pairs(3))
+    data = write_items(cli_here.tmp_path / "items.jsonl", pairs(3))
     url = judge.url.replace("http://", f"http://judge:{password}@")
     env = {"JUDGEBIAS_TEST_URL": url, KEY_ENV: KEY_VALUE}
     on = ("judge=local", "judge.base_url=${oc.env:JUDGEBIAS_TEST_URL}", f"judge.api_key_env={KEY_ENV}")
-    ran = cli(*on, "data=jsonl", f"data.path={data}", "report=false", env=env)
+    ran = cli_here(*on, "data=jsonl", f"data.path={data}", "report=false", env=env)
     assert 0 == ran.code, ran
     assert "[redacted]@127.0.0.1" in json.dumps(json.loads((ran.run_dir / "provenance.json").read_text()))
-    down = cli(
+    down = cli_here(
         *on,
         "data=jsonl",
         f"data.path={data}",
@@ -124,7 +126,7 @@ def test_a_password_in_a_base_url_from_the_environment_is_in_no_file_or_message(
     )
     assert 2 == down.code, down
     assert password not in down.stdout + down.stderr
-    assert [] == files_holding(cli.tmp_path, password)
+    assert [] == files_holding(cli_here.tmp_path, password)
 
 
 def test_key_shapes_are_told_from_variable_names() -> None:
