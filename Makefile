@@ -40,7 +40,7 @@ test: $(DEV) system litellm llamacpp
 
 ## The quick part only: unit tests, no subprocesses, no services.
 test-quick: $(DEV)
-	$(BIN)/pytest -m "not slow and not reliability and not browser and not redis and not gateway and not cluster and not realmodel and not statistical"
+	$(BIN)/pytest $(PARALLEL) -m "not slow and not reliability and not browser and not redis and not gateway and not cluster and not realmodel and not statistical"
 
 ## A regular wheel in a clean venv: the main job, a sweep and the gate from a folder outside the checkout.
 wheel:

@@ -9,6 +9,8 @@ import pytest
 
 pytestmark = pytest.mark.slow
 
+FEW_RESAMPLES = "bootstrap.resamples=100"  # no test here checks an interval: the bootstrap is most of a replay's time
+
 MTBENCH_JUDGES = [
     f"{j}/{p}" for j in ("GPT-4", "ChatGPT", "LLaMA2", "PaLM2") for p in ("Vanilla_NoRules", "Metrics_Reference")
 ]
@@ -23,7 +25,12 @@ def recorded(data_root: Path, folder: str, judge: str) -> dict[str, dict]:
 def test_replayed_gpt4_matches_the_recording_and_the_paper(cli_here, data_root):
     """Replaying GPT-4 on MT-Bench human pairs gives the recorded calls and LLMBar's 174/200 positional agreement."""
     result = cli_here(
-        "judge=replay", "judge.name=GPT-4/Vanilla_NoRules", "data=mtbench_human", "rubric=llmbar", "report=false"
+        "judge=replay",
+        "judge.name=GPT-4/Vanilla_NoRules",
+        "data=mtbench_human",
+        "rubric=llmbar",
+        "report=false",
+        FEW_RESAMPLES,
     )
     assert 0 == result.code, result
     summary = result.summary()
@@ -38,7 +45,7 @@ def test_replayed_gpt4_matches_the_recording_and_the_paper(cli_here, data_root):
 def test_sweep_over_every_recorded_judge(cli_here):
     """One multirun replays all eight recorded configurations, one job each, and tabulates them."""
     result = cli_here("-m", "judge=replay", "judge.name=" + ",".join(MTBENCH_JUDGES), "data=mtbench_human", "rubric=llmbar",
-                 "report=false", "bootstrap.resamples=100")  # fmt: skip
+                 "report=false", FEW_RESAMPLES)  # fmt: skip
     assert 0 == result.code, result
     judges = sorted(json.loads(p.read_text())["judge"] for p in result.run_dir.glob("*/summary.json"))
     assert sorted(MTBENCH_JUDGES) == judges
@@ -46,7 +53,9 @@ def test_sweep_over_every_recorded_judge(cli_here):
 
 def test_one_order_data_says_consistency_cannot_be_measured(cli_here, data_root):
     """PandaLM's judges were recorded in one order: no second call is invented and consistency is reported as absent."""
-    result = cli_here("judge=replay", "judge.name=gpt-3.5-turbo", "data=pandalm", "rubric=pandalm", "report=false")
+    result = cli_here(
+        "judge=replay", "judge.name=gpt-3.5-turbo", "data=pandalm", "rubric=pandalm", "report=false", FEW_RESAMPLES
+    )
     assert 0 == result.code, result
     summary = result.summary()
     assert summary["position_consistency"] is None
@@ -59,7 +68,9 @@ def test_one_order_data_says_consistency_cannot_be_measured(cli_here, data_root)
 
 def test_second_turn_replay_with_bracket_verdicts(cli_here, data_root):
     """Judging-the-Judges replies ([[A]]/[[B]]/[[C]]) replay through the brackets rubric as recorded."""
-    result = cli_here("judge=replay", "judge.name=gpt-4-0613", "data=jtj_mtbench", "rubric=brackets", "report=false")
+    result = cli_here(
+        "judge=replay", "judge.name=gpt-4-0613", "data=jtj_mtbench", "rubric=brackets", "report=false", FEW_RESAMPLES
+    )
     assert 0 == result.code, result
     rows = recorded(data_root, "jtj-mtbench", "gpt-4-0613")
     same = sum(
@@ -101,7 +112,7 @@ def test_wrong_data_root_is_named(cli_here, tmp_path):
 
 def test_ensemble_of_recorded_judges(cli_here):
     """An ensemble of four recorded judges reports its own figures and each judge's beside them."""
-    result = cli_here("ensemble=mtbench_vanilla", "data=mtbench_human", "rubric=llmbar", "report=false")
+    result = cli_here("ensemble=mtbench_vanilla", "data=mtbench_human", "rubric=llmbar", "report=false", FEW_RESAMPLES)
     assert 0 == result.code, result
     summary = result.summary()
     assert {"gpt4", "chatgpt", "llama2", "palm2"} == set(summary["judges"])
