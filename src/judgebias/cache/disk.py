@@ -234,7 +234,7 @@ class ReplyCache:
         and 32 MB page cache.
 
         A cached rerun reads every reply once, so the map and the cache only kept pages it never read again, and
-        both count in the process's memory: 55 MB of a 50,000-item rerun's peak (a value holds its request).
+        both count in the process's memory: 54 MiB of a 50,000-item rerun's peak (a value holds its request).
         """
         if self._reader is None:
             self._reader = sqlite3.connect(
