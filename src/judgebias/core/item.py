@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,3 +30,9 @@ class Item:
     style_b: Style | None = None
     tokens_a: int | None = None  # a's length in tokens of data.normalize.tokenizer (None: words, not counted)
     tokens_b: int | None = None
+
+
+def shared_name(name: str | None) -> str | None:
+    """One string object per distinct name (a model, an outcome): a run keeps every item and call in memory, each
+    naming one of a few models, and every line or reply decoded brings its own copy of the name."""
+    return None if name is None else sys.intern(name)

@@ -107,14 +107,17 @@ def context_block(item: Item) -> str:
 def render_messages(item: Item, view: Shown, system: str, user: str, tie_label: str) -> list[dict[str, str]]:
     """The chat messages for one call: the rubric's system and user templates filled, both answers fenced."""
     which_first, which_second = ("a", "b") if view.order == 1 else ("b", "a")
-    first_text = conversation(item, which_first, view.first)
-    second_text = conversation(item, which_second, view.second)
+    if item.extra:
+        first_text = conversation(item, which_first, view.first)
+        second_text = conversation(item, which_second, view.second)
+    else:  # a one-turn item without references: the answers as they are, and no context
+        first_text, second_text = view.first, view.second
     # Identical answers render the same prompt in both orders, so the run sends that prompt once, not twice.
     salt_order = 1 if first_text == second_text else view.order
     nonce = fence_nonce(item.id, salt_order, first_text, second_text, item.question)
     values = {
         "question": item.question,
-        "context": context_block(item),
+        "context": context_block(item) if item.extra else "",
         "first": fence(view.label_first, first_text, nonce),
         "second": fence(view.label_second, second_text, nonce),
         "label_first": view.label_first,

@@ -80,10 +80,13 @@ class Reply:
     @staticmethod
     def from_json(value: dict[str, Any]) -> Reply:
         """Rebuild a cached reply: counts read as ints (0 when absent), every other field as stored (or None)."""
+        # Only the fields the value holds (a hit holds a few): an absent one takes its default, 0 or None.
         stored: dict[str, Any] = {
-            name: int(value.get(name) or 0) if is_count else value.get(name) for name, is_count in _REPLY_FIELDS
+            name: int(field or 0) if name in _COUNT_FIELDS else field
+            for name, field in value.items()
+            if name in _FIELD_NAMES
         }
-        return Reply(**stored)
+        return Reply(stored.pop("text", None), **stored)
 
     @property
     def answered_by(self) -> str | None:
@@ -112,6 +115,12 @@ REPLY_OPTIONAL_FIELDS: tuple[str, ...] = (
 # (name, whether it is a count) of every field of Reply, in declaration order: to_json and from_json follow it, so a
 # field added to Reply is stored and read back without another edit.
 _REPLY_FIELDS: tuple[tuple[str, bool], ...] = tuple((spec.name, spec.type == "int") for spec in fields(Reply))
+_FIELD_NAMES = frozenset(name for name, _ in _REPLY_FIELDS)
+_COUNT_FIELDS = frozenset(name for name, is_count in _REPLY_FIELDS if is_count)
+# from_json leaves an absent field to its default: every field but `text` must default to 0 (a count) or None.
+assert all(spec.default == (0 if spec.type == "int" else None) for spec in fields(Reply) if spec.name != "text"), (
+    "a Reply field's default is neither 0 nor None: from_json must then set it"
+)
 
 
 # What a stored reply's values may be, unless a field of Reply says otherwise in its metadata ({"range": (lo, hi)}):

@@ -28,6 +28,9 @@ _BOLD = re.compile(r"\*\*(?=[^\s*])(.+?)(?<=[^\s])\*\*|(?<![\w_])__(?=\S)(.+?)(?
 _ITALIC = re.compile(r"\*(?=[^\s*])(.+?)(?<=[^\s*])\*|(?<![\w_])_(?=[^\s_])(.+?)(?<=[^\s_])_(?![\w_])")
 _IMAGE_OR_LINK = re.compile(r"!?\[([^\]\n]*)\]\(([^)\s]*)(?:[ \t]+\"[^\"\n]*\")?\)")
 _AUTOLINK = re.compile(r"<((?:https?|ftp|mailto):[^>\s]+)>")
+# Every feature needs one of these: `#` or a setext underline (`=`, `-`) for a header, a list marker (`-*+`, or a
+# digit before `.`/`)`), `*`/`_` for emphasis, a fence (backticks, `~`), a table's `|`. Text without any is plain.
+_MARKUP = re.compile(r"[#=*_+|`~-]|\d[.)]")
 # Characters of the private-use area stand in for escaped characters and code spans while emphasis is read.
 _HOLD = "\ue000"
 
@@ -62,6 +65,8 @@ class Style:
 
 def style_of(text: str) -> Style:
     """Count the markdown features of one answer (code inside fences is not formatting)."""
+    if _MARKUP.search(text) is None:
+        return PLAIN  # most answers: one search instead of reading every line
     counts = dict.fromkeys(FEATURES, 0)
     for kind, line in _blocks(text):
         if kind == "inline":
@@ -78,6 +83,9 @@ def _shared(*counts: int) -> Style:
     """One Style object per distinct set of counts: most answers share a few (plain text: all zeros), and every
     row the metrics keep holds two."""
     return Style(*counts)
+
+
+PLAIN = _shared(*(0 for _ in FEATURES))  # the Style of an answer without any markdown
 
 
 def strip_markdown(text: str) -> str:

@@ -37,7 +37,7 @@ from judgebias.core.errors import (
     RunStopped,
     UserError,
 )
-from judgebias.core.item import Item
+from judgebias.core.item import Item, shared_name
 from judgebias.core.prompt import render_messages, shown
 from judgebias.core.reading import read_reply
 from judgebias.core.record import CallResult, ItemResult, Reply, Request, Summary
@@ -637,15 +637,15 @@ def _call_result(
         cached,
         prompt_tokens=reply.prompt_tokens,
         completion_tokens=reply.completion_tokens,
-        model=reply.model,
+        model=shared_name(reply.model),
         probs=probs,
         tag_first=tags[0],
         tag_second=tags[1],
         offline=offline,
         batched=pending.batched,
-        outcome=reply.outcome,
+        outcome=shared_name(reply.outcome),
         reason=reply.reason,
-        answered_by=reply.answered_by,
+        answered_by=shared_name(reply.answered_by),
         origin=_origin(reply),
         fallbacks=reply.fallbacks,
         gateway_retries=reply.gateway_retries,

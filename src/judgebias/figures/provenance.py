@@ -63,11 +63,9 @@ def judge_origin(rows: Sequence[ItemResult], configured: str | None, expected: S
     calls = [call for row in rows for call in row.calls]
     answered = [call for call in calls if _answered(call)]
     by = Counter(str(call.answered_by) for call in answered)
-    foreign = sum(
-        1
-        for call in answered
-        if foreign_reason(call.model, (call.origin or {}).get("deployment"), call.fallbacks, configured, expected)
-    )
+    # Decided once per distinct (model, deployment, fallbacks): a run's calls name only a few.
+    origins = Counter((call.model, (call.origin or {}).get("deployment"), call.fallbacks) for call in answered)
+    foreign = sum(n for origin, n in origins.items() if foreign_reason(*origin, configured, expected))
     mixed_ids = [
         row.id
         for row in rows

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from judgebias.core.errors import UserError
-from judgebias.core.item import Item
+from judgebias.core.item import Item, shared_name
 from judgebias.core.labels import SPELLED, human_label
 from judgebias.core.style import strip_markdown as plain_text
 from judgebias.core.style import style_of
@@ -99,10 +99,12 @@ def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         raise UserError(f"{path}: no such data file (check data.path and data.root)") from None
     except IsADirectoryError:
         raise UserError(f"{path}: is a folder, not a JSONL data file (check data.path)") from None
+    escaped = SURROGATE_ESCAPE.search(raw) is not None  # the only way a JSON line decodes to a lone surrogate
     for number, record in json_lines(_text_lines(raw, path), path, column=True):
         if not isinstance(record, dict):
             raise UserError(f"{path}:{number}: expected a JSON object, got {type(record).__name__}")
-        _check_encodable(record, path, number)
+        if escaped:
+            _check_encodable(record, path, number)
         yield number, record
 
 
@@ -116,6 +118,10 @@ def _text_lines(raw: bytes, path: Path) -> Iterator[str]:
                 f"{path}:{number}: not UTF-8 text (byte {error.start + 1}): save the file as UTF-8"
             ) from None
         yield text
+
+
+# A \uD800-\uDFFF escape: UTF-8 bytes cannot encode a surrogate, so a file without one decodes to none.
+SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
 def _check_encodable(record: dict[str, Any], path: Path, number: int) -> None:
@@ -196,7 +202,7 @@ def _item(record: dict[str, Any], path: Path, number: int) -> Item:
         raise fail("human_voters", "must be a list of annotator names (non-empty strings), one per vote")
     if voters and len(voters) != len(votes):
         raise fail("human_voters", f"has {len(voters)} names for {len(votes)} human_votes: give one name per vote")
-    model_a, model_b = text("model_a", required=False), text("model_b", required=False)
+    model_a, model_b = shared_name(text("model_a", required=False)), shared_name(text("model_b", required=False))
     known = {"id", question_field, "a", "b", "human", "human_votes", "human_voters", "model_a", "model_b"}
     assert item_id is not None and question is not None and a is not None and b is not None
     return Item(

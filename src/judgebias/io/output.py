@@ -87,7 +87,7 @@ def verdict_line(item: Item, row: ItemResult, *, with_calls: bool = True) -> Ver
         "consistent": row.consistent,
     }
     if with_calls:
-        line = cast(VerdictLine, line | _calls_fields(row))  # call1/call2/consistent keep their places
+        line.update(cast(VerdictLine, _calls_fields(row)))  # call1/call2/consistent keep their places
     if item.human is not None:
         line["human"] = item.human
     if item.human_votes:
@@ -110,7 +110,7 @@ def verdict_line(item: Item, row: ItemResult, *, with_calls: bool = True) -> Ver
     if row.soft is not None:
         line["soft"] = row.soft
     if with_calls:
-        line = cast(VerdictLine, line | _sample_fields(row))
+        line.update(cast(VerdictLine, _sample_fields(row)))
     return line
 
 
@@ -135,6 +135,16 @@ def _sample_fields(row: ItemResult) -> dict[str, Any]:
     return {"samples": samples, "majority": majority}
 
 
+# Each call's numbered keys, in the order a line holds them (raw1, cached1, error1, ...), spelled once per run.
+_NUMBERED = tuple(
+    tuple(
+        f"{name}{index}"
+        for name in ("raw", "cached", "error", "probs", "labels", "outcome", "reason", "model", "answered_by", "origin")
+    )
+    for index in (1, 2)
+)
+
+
 def _calls_fields(row: ItemResult) -> CallFields:
     """raw1/raw2, cached1/cached2, and errors, probabilities and random tags where present."""
     fields: dict[str, Any] = {
@@ -144,25 +154,29 @@ def _calls_fields(row: ItemResult) -> CallFields:
         "pick1": item_pick(row.call1, 1),
         "pick2": item_pick(row.call2, 2),
     }
-    for index, call in enumerate(_padded(row.calls), start=1):
-        fields[f"raw{index}"] = call.raw if call else None
-        fields[f"cached{index}"] = call.cached if call else None
-        if call and call.error:
-            fields[f"error{index}"] = call.error
-        if call and call.probs:
-            fields[f"probs{index}"] = call.probs
-        if call and call.tag_first:
-            fields[f"labels{index}"] = [call.tag_first, call.tag_second]
-        if call and call.outcome:
-            fields[f"outcome{index}"] = call.outcome
-        if call and call.reason:
-            fields[f"reason{index}"] = call.reason
-        if call and call.model:
-            fields[f"model{index}"] = call.model
-        if call and call.answered_by:
-            fields[f"answered_by{index}"] = call.answered_by
-        if call and call.origin:
-            fields[f"origin{index}"] = call.origin
+    for names, call in zip(_NUMBERED, _padded(row.calls), strict=True):
+        raw, cached, error, probs, labels, outcome, reason, model, answered_by, origin = names
+        if call is None:
+            fields[raw] = fields[cached] = None
+            continue
+        fields[raw] = call.raw
+        fields[cached] = call.cached
+        if call.error:
+            fields[error] = call.error
+        if call.probs:
+            fields[probs] = call.probs
+        if call.tag_first:
+            fields[labels] = [call.tag_first, call.tag_second]
+        if call.outcome:
+            fields[outcome] = call.outcome
+        if call.reason:
+            fields[reason] = call.reason
+        if call.model:
+            fields[model] = call.model
+        if call.answered_by:
+            fields[answered_by] = call.answered_by
+        if call.origin:
+            fields[origin] = call.origin
     return cast(CallFields, fields)  # the numbered keys are built in a loop; CallFields names each of them
 
 
