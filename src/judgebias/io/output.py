@@ -155,28 +155,26 @@ def _calls_fields(row: ItemResult) -> CallFields:
         "pick2": item_pick(row.call2, 2),
     }
     for names, call in zip(_NUMBERED, _padded(row.calls), strict=True):
-        raw, cached, error, probs, labels, outcome, reason, model, answered_by, origin = names
+        raw, cached, *optional_keys = names
         if call is None:
             fields[raw] = fields[cached] = None
             continue
         fields[raw] = call.raw
         fields[cached] = call.cached
-        if call.error:
-            fields[error] = call.error
-        if call.probs:
-            fields[probs] = call.probs
-        if call.tag_first:
-            fields[labels] = [call.tag_first, call.tag_second]
-        if call.outcome:
-            fields[outcome] = call.outcome
-        if call.reason:
-            fields[reason] = call.reason
-        if call.model:
-            fields[model] = call.model
-        if call.answered_by:
-            fields[answered_by] = call.answered_by
-        if call.origin:
-            fields[origin] = call.origin
+        labels = [call.tag_first, call.tag_second] if call.tag_first else None
+        optional = (
+            call.error,
+            call.probs,
+            labels,
+            call.outcome,
+            call.reason,
+            call.model,
+            call.answered_by,
+            call.origin,
+        )
+        for key, value in zip(optional_keys, optional, strict=True):
+            if value:  # present only when set
+                fields[key] = value
     return cast(CallFields, fields)  # the numbered keys are built in a loop; CallFields names each of them
 
 
