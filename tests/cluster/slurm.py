@@ -4,7 +4,8 @@ Everything lives in one folder of its own (munge key, socket and seed, slurm.con
 and listens on ports picked free, so two test sessions on one machine never share a daemon, a port or a file. The
 daemons run in the foreground as children of the test process and are told by the kernel to stop if it dies
 (PR_SET_PDEATHSIG), so even a killed test session leaves nothing running. SLURM needs root to start jobs as the
-submitting user; accounting is off (no slurmdbd), as on a small cluster without a database.
+submitting user; accounting is off (no slurmdbd), as on a small cluster without a database. The main scheduler
+runs every 2 s instead of every 60 s (sched_interval), so a requeued job starts as soon as its begin time passes.
 """
 
 from __future__ import annotations
@@ -77,6 +78,7 @@ JobCompType=jobcomp/none
 MpiDefault=none
 SwitchType=switch/none
 SchedulerType=sched/builtin
+SchedulerParameters=sched_interval=2
 SelectType=select/cons_tres
 SelectTypeParameters=CR_CPU
 ReturnToService=2

@@ -146,20 +146,28 @@ def test_a_cancelled_job_is_listed_and_the_rerun_pays_only_for_what_it_missed(
 def test_a_job_past_its_time_limit_is_requeued_and_resumes_from_the_cache(
     cli: Cli, slurm: SlurmCluster, server: Any
 ) -> None:
-    """With max_num_timeout=1 a job still running at its time limit is requeued and finishes from the cache."""
+    """With max_num_timeout=1 a job still running at its time limit is requeued and finishes from the cache.
+
+    slurmctld tests time limits every 30 s (PERIODIC_TIMEOUT) and sends the warning signal at the first test within
+    signal_delay_s + 30 s of the limit. The job is submitted with 10 minutes; once it is judging (submitit's handler
+    is installed before the job runs, so the signal cannot kill it) its limit is lowered to 1 minute, so the next
+    test, at most 30 s later, warns it. Its second run is given the 10 minutes back while it waits to start again
+    (a requeued job begins after the credential lifetime), so it is never warned again, however busy the machine.
+    """
     judge = server(policy="hash", latency=1.0)
-    launcher = ("hydra.launcher.timeout_min=1", "hydra.launcher.signal_delay_s=30", "hydra.launcher.max_num_timeout=1")
+    launcher = ("hydra.launcher.timeout_min=10", "hydra.launcher.signal_delay_s=30", "hydra.launcher.max_num_timeout=1")
     started = time.monotonic()
 
     with Sweep(cli, slurm, *launcher, "data.limit=48", "max_concurrency=1", *local(judge, "rubric=default")) as sweep:
-
-        def requeued() -> bool:
-            jobs = [line.split()[0] for line in slurm.jobs()]
-            return any("Restarts=1" in slurm.command("scontrol", "-o", "show", "job", job) for job in jobs)
-
-        slurm.wait_for(requeued, "a requeue at the time limit", 180)
+        slurm.wait_for(lambda: len(running(slurm)) == 1 and judge.stats()["requests"] >= 1, "the job judging", 120)
+        (job,) = running(slurm)
+        slurm.command("scontrol", "update", f"JobId={job}", "TimeLimit=1")
+        slurm.wait_for(
+            lambda: "Restarts=1" in slurm.command("scontrol", "-o", "show", "job", job), "a requeue at the limit", 120
+        )
+        slurm.command("scontrol", "update", f"JobId={job}", "TimeLimit=10")
         before = judge.stats()["requests"]
-        judge.reconfigure(latency=0.0)  # the second run has a minute too: let it finish well within it
+        judge.reconfigure(latency=0.0)
         result = sweep.result()
     measured("time limit and requeue", started, judge)
 

@@ -1,7 +1,8 @@
 """A real open-weight judge: llama-cpp-python's server with Gemma 3 270M on 127.0.0.1, shared by the session.
 
 Installed by tools/install-llamacpp.sh (.venv-llamacpp and .models/gemma-3-270m-q4_k_m.gguf; LLAMACPP_VENV and
-JUDGEBIAS_GGUF point elsewhere); the tests skip, naming what is missing, when either is absent. The server's access
+JUDGEBIAS_GGUF point elsewhere); the tests skip, naming what is missing, when either is absent. A test may stop
+the server (to show the cache alone answers); the next test that asks for it starts it again. The server's access
 log counts the requests it answered, so a test can say how many reached the model.
 """
 
@@ -23,7 +24,12 @@ from tests.helpers import REPO, free_port, stop_process
 VENV = Path(os.environ.get("LLAMACPP_VENV", REPO / ".venv-llamacpp"))
 MODEL = Path(os.environ.get("JUDGEBIAS_GGUF", REPO / ".models" / "gemma-3-270m-q4_k_m.gguf"))
 ALIAS = "gemma-3-270m"
-N_CTX = 2048  # small enough that a long answer overflows it, large enough for the shipped rubric on short items
+# Small enough that a long answer overflows it with little text, large enough for the shipped rubric on q1's first
+# items (under 260 tokens); llama-cpp-python keeps n_ctx x 262,144 vocabulary logits for the logprobs.
+N_CTX = 512
+# One core for the model and one for the test process and the CLI runs it starts: on 2 busy cores two threads
+# waiting on each other evaluate a prompt slower than one (measured: 47-61 s against 67-69 s for four prompts).
+THREADS = max(1, min(2, (os.cpu_count() or 1) - 1))
 START_TIMEOUT = 180.0  # seconds: loading the model on 2 busy cores
 
 
@@ -47,7 +53,7 @@ class LlamaServer:
             "-m",
             "llama_cpp.server",
             *("--model", str(MODEL), "--model_alias", ALIAS, "--chat_format", "gemma"),
-            *("--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(N_CTX), "--n_threads", "2"),
+            *("--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(N_CTX), "--n_threads", str(THREADS)),
         ]
         env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")} | {"PYTHONUNBUFFERED": "1"}
         with self.log.open("ab") as out:
@@ -85,7 +91,7 @@ class LlamaServer:
 
 
 @pytest.fixture(scope="session")
-def llama(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
+def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
     """The real model's server, started once; skipped (naming what is missing) without the venv or the model."""
     if not (VENV / "bin" / "python").exists():
         pytest.skip(f"llama-cpp-python's server not installed at {VENV}: run tools/install-llamacpp.sh")
@@ -95,6 +101,14 @@ def llama(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
     server.start()
     yield server
     server.stop()
+
+
+@pytest.fixture
+def llama(llama_server: LlamaServer) -> LlamaServer:
+    """The session's server, started again if a test before stopped it (a restart loads and warms the model anew)."""
+    if llama_server.process is None:
+        llama_server.start()
+    return llama_server
 
 
 @pytest.fixture(scope="session")
