@@ -107,3 +107,26 @@ def test_a_corrupt_cache_db_is_one_line(tmp_path: Path) -> None:
         cache.get_many(["0" * 64])
     assert not isinstance(refused.value.__cause__, sqlite3.Error)
     assert "\n" not in str(refused.value)
+
+
+def test_after_the_first_refused_reply_every_later_one_goes_to_the_outbox(small_disk: Path) -> None:
+    """Once the disk refused a reply, later replies go to the outbox even when the database would take them again:
+    the room the reserve freed stays theirs, so no reply that lands after the disk filled is lost."""
+    cache_dir = small_disk / "cache"
+    cache = ReplyCache(str(cache_dir), "use")
+    cache.put("0" * 64, {"text": "stored before the disk filled"})
+    filler = fill(small_disk, 0)
+    with pytest.raises(CacheFull) as refused:
+        cache.put("1" * 64, {"text": "x" * 50_000})
+    filler.unlink()  # room again: the database itself would now store the next reply
+    with pytest.raises(CacheFull) as after:
+        cache.put("2" * 64, {"text": "landed after the disk filled"})
+    cache.close()
+
+    assert (True, True) == (refused.value.kept, after.value.kept)
+    (outbox,) = cache_dir.glob("outbox-*.jsonl")
+    assert ["1" * 64, "2" * 64] == [line.split('"key": "')[1][:64] for line in outbox.read_text().splitlines()]
+    reopened = ReplyCache(str(cache_dir), "use")  # the next open stores the outbox
+    assert {"text": "landed after the disk filled"} == reopened.get("2" * 64)
+    assert not list(cache_dir.glob("outbox-*.jsonl"))
+    reopened.close()

@@ -7,13 +7,15 @@ eviction off: the default policy culls silently past 1 GB, which would break fre
 
 A full disk must not lose a paid reply: the folder keeps a reserve file (RESERVE_BYTES), made when the cache is
 opened. When a reply cannot be stored, the reserve is given up and the reply is appended to an outbox file
-beside the database instead; the caller is told (CacheFull) and stops sending. The next open with room again
+beside the database instead, as is every later reply of the process; the caller is told (CacheFull) and stops
+sending. The next open with room again
 moves the outbox into the database, so a rerun pays only for calls that never got a reply.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -37,6 +39,7 @@ KEY_VERSION = 1  # bump when the meaning of a cached value changes
 RESERVE = "reserve"  # a file of RESERVE_BYTES in the cache folder, given up when the disk is full
 RESERVE_BYTES = 4 * 1024 * 1024  # room for the replies in flight (and the run's own files) once the disk is full
 OUTBOX = "outbox-"  # outbox-<pid>.jsonl: replies a full disk kept out of the database, stored by the next open
+OUTBOX_ATTEMPTS, OUTBOX_PAUSE = 20, 0.1  # a reply's outbox line finding no room either is tried again for 2 s
 
 # One reply, one statement: the row diskcache's own `set` writes for a str key and a short str value (raw key,
 # value inline, no expiry, no tag), inserted or replaced in a single autocommit transaction. An existing row whose
@@ -115,6 +118,7 @@ class ReplyCache:
         self._reader: sqlite3.Connection | None = None
         self._lock = threading.Lock()
         self._reading = threading.Lock()  # the lookups' connection, one query at a time
+        self._refused: OSError | sqlite3.Error | None = None  # why the database refused a reply (then: outbox only)
         self._opening = threading.Lock()  # the first callers may race to open (the Redis outbox opens mid-run)
 
     def _open(self) -> diskcache.Cache:
@@ -268,9 +272,14 @@ class ReplyCache:
             return
         text = json.dumps(value, ensure_ascii=False)
         cache = self._open()
+        if self._refused is not None:
+            # The database refused a reply of this process: the room the reserve freed is for the outbox, so the
+            # replies still landing go there, not into the database (whose writes would use that room up first).
+            raise self._keep_in_outbox(key, text, self._refused)
         try:
             self._write(cache, key, text)
         except (OSError, sqlite3.Error) as error:
+            self._refused = error
             raise self._keep_in_outbox(key, text, error) from None
 
     def _keep_in_outbox(self, key: str, text: str, error: BaseException) -> CacheFull:
@@ -279,14 +288,20 @@ class ReplyCache:
             (self.directory / RESERVE).unlink()
         outbox = self.directory / f"{OUTBOX}{os.getpid()}.jsonl"
         line = json.dumps({"key": key, "value": json.loads(text)}, ensure_ascii=False) + "\n"
-        try:
-            with open(outbox, "a", encoding="utf-8") as handle:
-                handle.write(line)
-                handle.flush()
-                os.fsync(handle.fileno())
-            kept = True
-        except OSError:
-            kept = False
+        kept = False
+        for attempt in range(OUTBOX_ATTEMPTS):
+            try:
+                with open(outbox, "a", encoding="utf-8") as handle:
+                    # A retry starts on a line of its own: a failed attempt may have left part of its line.
+                    handle.write(line if attempt == 0 else "\n" + line)
+                    handle.flush()
+                    os.fsync(handle.fileno())
+                kept = True
+                break
+            except OSError as failed:
+                if failed.errno != errno.ENOSPC:
+                    break
+                time.sleep(OUTBOX_PAUSE)  # room the reserve gave up can take a moment to be free to this file
         reason = getattr(error, "strerror", None) or str(error) or type(error).__name__
         return CacheFull(f"the cache at {str(self.directory)!r} cannot store replies ({reason})", kept=kept)
 
