@@ -8,8 +8,8 @@ eviction off: the default policy culls silently past 1 GB, which would break fre
 A full disk must not lose a paid reply: the folder keeps a reserve file (RESERVE_BYTES), made when the cache is
 opened. When a reply cannot be stored, the reserve is given up and the reply is appended to an outbox file
 beside the database instead, as is every later reply of the process; the caller is told (CacheFull) and stops
-sending. The next open with room again
-moves the outbox into the database, so a rerun pays only for calls that never got a reply.
+sending. The next open with room again moves the outbox into the database, so a rerun pays only for calls that
+never got a reply.
 """
 
 from __future__ import annotations

@@ -71,11 +71,7 @@ class Reply:
 
     def to_json(self) -> dict[str, Any]:
         """The cached form (JSON text in the cache, never pickle); origin fields only when known."""
-        return {
-            name: getattr(self, name)
-            for name, _ in _REPLY_FIELDS
-            if name not in REPLY_OPTIONAL_FIELDS or getattr(self, name)
-        }
+        return {name: getattr(self, name) for name in _FIELD_ORDER if name not in _OPTIONAL or getattr(self, name)}
 
     @staticmethod
     def from_json(value: dict[str, Any]) -> Reply:
@@ -112,11 +108,12 @@ REPLY_OPTIONAL_FIELDS: tuple[str, ...] = (
 )
 
 
-# (name, whether it is a count) of every field of Reply, in declaration order: to_json and from_json follow it, so a
-# field added to Reply is stored and read back without another edit.
-_REPLY_FIELDS: tuple[tuple[str, bool], ...] = tuple((spec.name, spec.type == "int") for spec in fields(Reply))
-_FIELD_NAMES = frozenset(name for name, _ in _REPLY_FIELDS)
-_COUNT_FIELDS = frozenset(name for name, is_count in _REPLY_FIELDS if is_count)
+# Reply's fields, in declaration order: to_json and from_json follow them, so a field added to Reply is stored and
+# read back without another edit.
+_FIELD_ORDER: tuple[str, ...] = tuple(spec.name for spec in fields(Reply))
+_FIELD_NAMES = frozenset(_FIELD_ORDER)
+_COUNT_FIELDS = frozenset(spec.name for spec in fields(Reply) if spec.type == "int")
+_OPTIONAL = frozenset(REPLY_OPTIONAL_FIELDS)
 # from_json leaves an absent field to its default: every field but `text` must default to 0 (a count) or None.
 assert all(spec.default == (0 if spec.type == "int" else None) for spec in fields(Reply) if spec.name != "text"), (
     "a Reply field's default is neither 0 nor None: from_json must then set it"
@@ -229,6 +226,11 @@ class CallResult:
     gateway_retries: int = 0  # upstream retries the gateway reported for this call
     reasoning_tokens: int = 0  # hidden reasoning tokens the reply reported (proof of a reasoning model)
     sample: int = 0  # which ask of its order (judge.samples); 0 is the call behind call1/call2
+
+    @property
+    def labels(self) -> list[str | None] | None:
+        """The labels shown for the first and second answer, when random tags were used (verdicts.jsonl `labels`)."""
+        return [self.tag_first, self.tag_second] if self.tag_first else None
 
     def without_reply(self) -> CallResult:
         """This call without its reply text (written out already): what the metrics keep in memory.

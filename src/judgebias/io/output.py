@@ -135,12 +135,11 @@ def _sample_fields(row: ItemResult) -> dict[str, Any]:
     return {"samples": samples, "majority": majority}
 
 
-# Each call's numbered keys, in the order a line holds them (raw1, cached1, error1, ...), spelled once per run.
+# A call's fields in a line after raw and cached, each only when set, in this order (CallResult's attribute names).
+_OPTIONAL_CALL_FIELDS = ("error", "probs", "labels", "outcome", "reason", "model", "answered_by", "origin")
+# Each call's numbered keys (raw1, cached1, then error1, ... in the order above), spelled once per run.
 _NUMBERED = tuple(
-    tuple(
-        f"{name}{index}"
-        for name in ("raw", "cached", "error", "probs", "labels", "outcome", "reason", "model", "answered_by", "origin")
-    )
+    (f"raw{index}", f"cached{index}", tuple((name, f"{name}{index}") for name in _OPTIONAL_CALL_FIELDS))
     for index in (1, 2)
 )
 
@@ -154,25 +153,14 @@ def _calls_fields(row: ItemResult) -> CallFields:
         "pick1": item_pick(row.call1, 1),
         "pick2": item_pick(row.call2, 2),
     }
-    for names, call in zip(_NUMBERED, _padded(row.calls), strict=True):
-        raw, cached, *optional_keys = names
+    for (raw, cached, optional), call in zip(_NUMBERED, _padded(row.calls), strict=True):
         if call is None:
             fields[raw] = fields[cached] = None
             continue
         fields[raw] = call.raw
         fields[cached] = call.cached
-        labels = [call.tag_first, call.tag_second] if call.tag_first else None
-        optional = (
-            call.error,
-            call.probs,
-            labels,
-            call.outcome,
-            call.reason,
-            call.model,
-            call.answered_by,
-            call.origin,
-        )
-        for key, value in zip(optional_keys, optional, strict=True):
+        for name, key in optional:
+            value = getattr(call, name)
             if value:  # present only when set
                 fields[key] = value
     return cast(CallFields, fields)  # the numbered keys are built in a loop; CallFields names each of them
