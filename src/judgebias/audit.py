@@ -20,9 +20,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from judgebias.cli.command import run_command
 from judgebias.config.schema import ProgressMode
 from judgebias.core import toolformats
-from judgebias.core.errors import EXIT_USER_ERROR, UserError
+from judgebias.core.errors import UserError
 from judgebias.core.toolformats import Converted
 from judgebias.figures import toolfigures
 from judgebias.figures.formatting import ci_text, pct
@@ -284,22 +285,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-run", action="store_true", help="convert only; replay later with the printed command")
     parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples of every interval")
     args = parser.parse_args(argv)
-    try:
-        report = audit(
-            args.tool,
-            args.paths,
-            args.out,
-            human=args.human,
-            run=not args.no_run,
-            resamples=args.resamples,
-            echo=lambda _: None,  # each replay's own summary is in its run folder; the audit prints the comparison
-        )
-    except UserError as error:
-        print(f"judgebias: error: {error}", file=sys.stderr)
-        return EXIT_USER_ERROR
+    return run_command(lambda: _audit_and_say(args))
+
+
+def _audit_and_say(args: argparse.Namespace) -> None:
+    """Audit the files the options name and print the comparison and where audit.json went."""
+    report = audit(
+        args.tool,
+        args.paths,
+        args.out,
+        human=args.human,
+        run=not args.no_run,
+        resamples=args.resamples,
+        echo=lambda _: None,  # each replay's own summary is in its run folder; the audit prints the comparison
+    )
     print(format_audit(report), end="")
     print(f"audit: {args.out / 'audit.json'}")
-    return 0
 
 
 if __name__ == "__main__":
