@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from judgebias.devserver.server import RunningServer, ServerOptions, start_server
-from tests.helpers import Cli, InProcessCli, shared_data_root
+from tests.helpers import Cli, InProcessCli, missing_shared_data, shared_data_root
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -25,7 +25,7 @@ def data_root() -> Path:
     """The shared real data folder (tests that need it skip with the reason when it is absent)."""
     root = shared_data_root()
     if root is None:
-        pytest.skip("shared data not found: set JUDGEBIAS_DATA_ROOT to the shared/data folder")
+        pytest.skip(missing_shared_data())
     return root
 
 

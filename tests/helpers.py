@@ -25,13 +25,22 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 
 
+def _shared_data_folder() -> Path:
+    """Where the shared datasets are looked for: $JUDGEBIAS_DATA_ROOT when set (also when it leads nowhere, so a
+    run with an empty folder there sees what a clone with nothing beside it sees), else ../shared/data."""
+    configured = os.environ.get("JUDGEBIAS_DATA_ROOT")
+    return Path(configured) if configured else REPO.parent / "shared" / "data"
+
+
 def shared_data_root() -> Path | None:
-    """The shared datasets: $JUDGEBIAS_DATA_ROOT, else ../shared/data beside the project."""
-    candidates = [os.environ.get("JUDGEBIAS_DATA_ROOT"), str(REPO.parent / "shared" / "data")]
-    for candidate in candidates:
-        if candidate and (Path(candidate) / "mtbench-human" / "items.jsonl").exists():
-            return Path(candidate)
-    return None
+    """The shared datasets' folder, or None when it does not hold them."""
+    folder = _shared_data_folder()
+    return folder if (folder / "mtbench-human" / "items.jsonl").exists() else None
+
+
+def missing_shared_data() -> str:
+    """Why a test that reads the shared datasets skips: the folder it looked in."""
+    return f"needs the shared datasets: none in {_shared_data_folder()} (set JUDGEBIAS_DATA_ROOT to shared/data)"
 
 
 def free_port(host: str = "127.0.0.1") -> int:

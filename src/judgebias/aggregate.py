@@ -27,7 +27,7 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
 from judgebias.core.errors import EXIT_BATCH_PENDING
-from judgebias.core.record import Summary
+from judgebias.core.record import Summary, status_reason
 from judgebias.figures.formatting import ci_text, points
 from judgebias.io.files import write_csv, write_text_atomic
 
@@ -68,6 +68,7 @@ COLUMNS = (
     "cost_usd",
     "saved_usd",
     "error",
+    "status_note",
 )
 
 # (heading, how to show a row) for the Markdown file and the printed table.
@@ -221,7 +222,9 @@ def table_rows(jobs: Sequence[Job]) -> list[dict[str, Any]]:
         fields = cast(Mapping[str, Any], s)  # the columns are named by COLUMNS, not literally
         row = {column: fields.get(column) for column in COLUMNS}
         shown = " ".join(o for o in varied[job.name] if not _in_columns(o, s))
-        row |= {"job": job.name, "status": s.get("status", "ok"), "n": s.get("n_items"), "overrides": shown}
+        status = s.get("status", "ok")
+        row |= {"job": job.name, "status": status, "n": s.get("n_items"), "overrides": shown}
+        row["status_note"] = "" if status in ("ok", "dry-run") else status_reason(s)
         row["backend"] = job.backend  # not a CSV column: read by the note on scripted judges
         for name in RATES:
             low, high = _pair(ci.get(name))
@@ -297,14 +300,15 @@ def markdown(rows: Sequence[dict[str, Any]]) -> str:
     for row in rows:
         cells = readable(row)
         lines.append("| " + " | ".join(_md_cell(cells[i]) for i in shown) + " |")
-    failures = [f"- job {row['job']} {row['status']}: {row['error'] or _failed_calls(row)}" for row in failed(rows)]
+    failures = [f"- {line}" for line in status_lines(rows)]
     note = scripted_rubric_note(rows)
     failures += [note] if note else []
     return "\n".join(lines) + "\n" + ("\n" + "\n".join(failures) + "\n" if failures else "")
 
 
-def _failed_calls(row: dict[str, Any]) -> str:
-    return f"{row.get('failed_calls')} calls failed after their retries (reasons in its verdicts.jsonl)"
+def status_lines(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """One line per job that did not end plainly ok, saying why: failed, missing, unreadable, mixed, capped."""
+    return [f"job {row['job']} {row['status']}: {row['status_note']}" for row in rows if row["status_note"]]
 
 
 # When the printed table is wider than the terminal: first these shorter headings, then whole columns left out in
@@ -324,13 +328,13 @@ LEFT_OUT_FIRST = (
     "tokens in/out",
     "cost $",
     "styled wins % [CI]",
-    "biased 2nd %",
     "calls live/cached",
     "invalid",
-    "n",
-    "human agr. % [CI]",
+    "biased 2nd %",
     "biased 1st %",
+    "n",
     "status",
+    "human agr. % [CI]",  # the figure that says whether a rubric works: the last to go
 )
 
 
@@ -361,7 +365,7 @@ def text_table(rows: Sequence[dict[str, Any]], width: int | None = None) -> str:
                 del headings[READABLE.index(name)]
                 left_out.append(name)
         lines = _aligned(headings, cells)
-    said = [f"job {row['job']} {row['status']}: {row['error'] or _failed_calls(row)}" for row in failed(rows)]
+    said = status_lines(rows)
     if left_out:
         said.append(f"(left out to fit {width} columns: {', '.join(left_out)}; sweep_summary.md and .csv have them)")
     note = scripted_rubric_note(rows)

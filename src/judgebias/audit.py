@@ -221,7 +221,7 @@ def _command(tool: str, judge: str, out: Path) -> str:
 def format_audit(report: dict[str, Any]) -> str:
     """audit.md: per judge, judgebias's figures beside the tool's own, then the readings' agreement."""
     lines = [
-        f"# Audit of a {report['tool']} run",
+        f"# Audit of {'an' if report['tool'][:1].lower() in 'aeiou' else 'a'} {report['tool']} run",
         "",
         f"{report['items']} items, {report['judgment_lines']} judgment lines.",
     ]
@@ -243,9 +243,9 @@ def format_audit(report: dict[str, Any]) -> str:
                     if not bounds
                     else ci_text(bounds)
                     if key not in NOT_RATES
-                    else f"[{bounds[0]:.3g}, {bounds[1]:.3g}]"
+                    else f" [{bounds[0]:.3g}, {bounds[1]:.3g}]"
                 )
-                lines.append(f"- {key}: {shown} {around}".rstrip())
+                lines.append(f"- {key}: {shown}{around}")
         for label, table in (("judgebias's verdicts (a preference kept when both orders agree)", entry.get("judgebias_table")),
                              ("the tool's own show_result", entry.get("tool_table"))):  # fmt: skip
             if table is not None:

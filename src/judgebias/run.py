@@ -124,7 +124,8 @@ def job(cfg: DictConfig) -> int:
         return EXIT_BATCH_PENDING
     except KeyboardInterrupt:
         print(
-            "\njudgebias: interrupted: every reply received so far is in the cache; rerun the same command to resume",
+            "\njudgebias: interrupted: every reply received so far is in the cache; rerun the same command to resume "
+            "(python -m judgebias.runs clean removes the folders of runs that hold no result)",
             file=sys.stderr,
         )
         if HydraConfig.get().mode == RunMode.MULTIRUN:

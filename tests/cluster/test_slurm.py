@@ -64,7 +64,14 @@ def test_a_sweep_runs_as_one_job_array_and_shares_the_cache(cli: Cli, slurm: Slu
     """Three jobs, one array, the key from the environment: one table of ok jobs, the key written nowhere, a free rerun."""
     key = "sk-cluster-" + "7" * 24
     judge = server(policy="hash", latency=0.05, api_key=key)
-    sweep = ("-m", *LAUNCH, "data.limit=6", "max_concurrency=2", "rubric=default,content_only,brackets")
+    sweep = (
+        "-m",
+        *LAUNCH,
+        "data.limit=6",
+        "max_concurrency=2",
+        "rubric=default,content_only,brackets",
+        "judge.max_tokens=64",
+    )
     overrides = (*sweep, *local(judge, key_env="JUDGEBIAS_CLUSTER_KEY"))
     started = time.monotonic()
 

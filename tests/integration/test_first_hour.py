@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -115,19 +116,29 @@ def test_help_lists_the_other_commands() -> None:
     out = subprocess.run(
         [sys.executable, "-m", "judgebias.run", "--help"], capture_output=True, text=True, timeout=60, check=True
     ).stdout
-    for command in ("judgebias.devserver", "judgebias.aggregate", "judgebias.check", "judgebias.cache"):
+    for command in (
+        "judgebias.devserver",
+        "judgebias.aggregate",
+        "judgebias.check",
+        "judgebias.cache",
+        "judgebias.runs",
+    ):
         assert f"python -m {command}" in out
+
+
+def run_example(tmp_path: Path, *overrides: str) -> dict[str, Any]:
+    """The shipped example configs, copied as a user would, run with `overrides`: the run's summary."""
+    shutil.copytree(REPO / "examples", tmp_path / "examples", dirs_exist_ok=True)
+    result = run_plain(tmp_path, *overrides, "report=false", config_dir="examples/own-configs")
+    assert 0 == result.returncode, result.stderr
+    folder = Path(result.stdout.splitlines()[-1].removeprefix("run folder: "))
+    return dict(json.loads((folder / "summary.json").read_text(encoding="utf-8")))
 
 
 def test_own_judge_rubric_and_data_from_a_config_dir(tmp_path: Path, server) -> None:  # type: ignore[no-untyped-def]
     """The shipped example of one's own judge, rubric and dataset runs as docs/configs.md shows it."""
-    shutil.copytree(REPO / "examples", tmp_path / "examples")
     judge = server(policy="longer")
-    overrides = ["judge=team_judge", f"judge.base_url={judge.url}", "rubric=support", "data=tickets", "report=false"]
-    result = run_plain(tmp_path, *overrides, config_dir="examples/own-configs")
-    assert 0 == result.returncode, result.stderr
-    folder = Path(result.stdout.splitlines()[-1].removeprefix("run folder: "))
-    summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+    summary = run_example(tmp_path, "judge=team_judge", f"judge.base_url={judge.url}", "rubric=support", "data=tickets")
     assert ("team_judge", "support", "tickets", 4) == (
         summary["judge"],
         summary["rubric"],
@@ -137,6 +148,28 @@ def test_own_judge_rubric_and_data_from_a_config_dir(tmp_path: Path, server) -> 
     assert 8 == judge.stats()["requests"]
     wrong = run_plain(tmp_path, "judge=team_jduge", config_dir="examples/own-configs")
     assert "did you mean judge=team_judge?" in wrong.stderr
+
+
+def test_the_example_judge_fits_a_rubric_that_explains_first(tmp_path: Path, server) -> None:  # type: ignore[no-untyped-def]
+    """The copied example judge with rubric=brackets gives readable verdicts: its budget fits an explanation."""
+    judge = server(policy="longer")
+    summary = run_example(
+        tmp_path, "judge=team_judge", f"judge.base_url={judge.url}", "rubric=brackets", "data.limit=4"
+    )
+    assert ("ok", 0, 8) == (summary["status"], summary["n_invalid"], judge.stats()["requests"])
+
+
+def test_a_reply_budget_too_small_for_the_rubric_is_refused_before_any_call(
+    cli_here: InProcessCli,
+    server,  # type: ignore[no-untyped-def]
+) -> None:
+    """judge.max_tokens below what the rubric's answer format needs is one line naming both, and nothing is sent."""
+    judge = server(policy="longer")
+    result = cli_here("judge=local", f"judge.base_url={judge.url}", "rubric=brackets", "judge.max_tokens=8")
+    assert 2 == result.code
+    (line,) = result.stderr.strip().splitlines()
+    assert "judge.max_tokens=8 is too few for rubric=brackets" in line and "judge.max_tokens=512" in line
+    assert 0 == judge.stats()["requests"]
 
 
 def test_offline_judges_are_counted_as_offline_not_live(cli_here: InProcessCli) -> None:

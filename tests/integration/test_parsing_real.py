@@ -14,29 +14,17 @@ out, and they are reported by benchmarks/parser_agreement.py.
 from __future__ import annotations
 
 import json
-import os
 import re
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 
 import pytest
 
 from judgebias.core.parsing import parse_reply
+from tests.helpers import missing_shared_data, shared_data_root
 
-
-def _data_root() -> Path | None:
-    configured = os.environ.get("JUDGEBIAS_DATA_ROOT")
-    if configured:
-        return Path(configured)
-    fallback = Path(__file__).resolve().parents[3] / "shared" / "data"
-    return fallback if fallback.is_dir() else None
-
-
-DATA_ROOT = _data_root()
-pytestmark = pytest.mark.skipif(
-    DATA_ROOT is None, reason="real judge replies not found: set JUDGEBIAS_DATA_ROOT or provide ../shared/data"
-)
+DATA_ROOT = shared_data_root()
+pytestmark = pytest.mark.skipif(DATA_ROOT is None, reason=missing_shared_data())
 
 
 @dataclass(frozen=True)

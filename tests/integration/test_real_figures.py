@@ -8,7 +8,6 @@ loops over the recorded letters, without verdict.py or metrics.py.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -17,19 +16,15 @@ import pytest
 from judgebias.core.record import ItemResult
 from judgebias.core.verdict import is_consistent, reconcile
 from judgebias.figures.metrics import summarize
+from tests.helpers import missing_shared_data, shared_data_root
 
 
 def _data_root() -> Path:
-    """$JUDGEBIAS_DATA_ROOT if it exists, else shared/data next to the project; skip the module if neither."""
-    candidates = [
-        os.environ.get("JUDGEBIAS_DATA_ROOT"),
-        Path(__file__).resolve().parents[3] / "shared" / "data",
-    ]
-    for candidate in candidates:
-        if candidate and Path(candidate).is_dir():
-            return Path(candidate)
-    reason = "shared data not found: set JUDGEBIAS_DATA_ROOT to the shared/data folder"
-    pytest.skip(reason, allow_module_level=True)
+    """The shared datasets' folder; the module skips, naming where it looked, without them."""
+    root = shared_data_root()
+    if root is None:
+        pytest.skip(missing_shared_data(), allow_module_level=True)
+    return root
 
 
 ROOT = _data_root()

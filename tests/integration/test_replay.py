@@ -42,7 +42,7 @@ def test_replayed_gpt4_matches_the_recording_and_the_paper(cli_here, data_root):
     ]
 
 
-def test_sweep_over_every_recorded_judge(cli_here):
+def test_sweep_over_every_recorded_judge(cli_here, data_root):
     """One multirun replays all eight recorded configurations, one job each, and tabulates them."""
     result = cli_here("-m", "judge=replay", "judge.name=" + ",".join(MTBENCH_JUDGES), "data=mtbench_human", "rubric=llmbar",
                  "report=false", FEW_RESAMPLES)  # fmt: skip
@@ -81,7 +81,7 @@ def test_second_turn_replay_with_bracket_verdicts(cli_here, data_root):
     assert "human_agreement" not in result.summary()
 
 
-def test_unknown_recorded_judge_lists_the_choices(cli_here):
+def test_unknown_recorded_judge_lists_the_choices(cli_here, data_root):
     """A judge name that was never recorded is refused with the names that were."""
     result = cli_here("judge=replay", "judge.name=GPT-5/Whatever", "data=mtbench_human", "rubric=llmbar")
     assert 2 == result.code
@@ -110,7 +110,7 @@ def test_wrong_data_root_is_named(cli_here, tmp_path):
     assert "nowhere" in result.stderr and "data.root" in result.stderr and "mtbench-human/items.jsonl" in result.stderr
 
 
-def test_ensemble_of_recorded_judges(cli_here):
+def test_ensemble_of_recorded_judges(cli_here, data_root):
     """An ensemble of four recorded judges reports its own figures and each judge's beside them."""
     result = cli_here("ensemble=mtbench_vanilla", "data=mtbench_human", "rubric=llmbar", "report=false", FEW_RESAMPLES)
     assert 0 == result.code, result

@@ -6,11 +6,13 @@ from __future__ import annotations
 import html
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from judgebias.devserver.server import RunningServer
 from tests.helpers import InProcessCli
 from tests.integration.test_report import QUICK, chromium
 
@@ -60,8 +62,27 @@ document.getElementById('page').addEventListener('load', (event) => {
   const page = document_.documentElement;
   const wide = [...document_.querySelectorAll('body *')].filter((el) => el.getBoundingClientRect().right > page.clientWidth + 0.5
     && !el.closest('.scroll, .fit')).map((el) => `${el.tagName}#${el.id}.${el.className} ${el.getBoundingClientRect().right}`).slice(0, 5);
+  const banners = [...document_.querySelectorAll('.warn, .note')].map((el) => el.textContent.trim());
+  const badges = [...document_.querySelectorAll('.badge')].map((el) =>
+    [el.textContent.trim(), frame.getComputedStyle(el).backgroundColor]);
+  const tables = [...document_.querySelectorAll('.scroll')].map((el) => [el.scrollWidth, el.clientWidth]);
+  const fits = [...document_.querySelectorAll('.fit')].map((el) => [el.querySelector('table').id, el.scrollWidth, el.clientWidth]);
+  const cut = [...document_.querySelectorAll('svg text')].filter((el) => el.getClientRects().length && el.textContent.includes('…')).map((el) => el.textContent);
+  const broken = [];
+  for (const dd of document_.querySelectorAll('dl.kv dd')) {
+    const text = dd.firstChild;
+    if (!text || text.nodeType !== 3) continue;
+    for (const match of text.data.matchAll(/\\S+/g)) {
+      if (match[0].length > 30) continue;  // a hash longer than a line must break
+      const range = document_.createRange();
+      range.setStart(text, match.index); range.setEnd(text, match.index + match[0].length);
+      const lines = new Set([...range.getClientRects()].map((r) => Math.round(r.top)));
+      if (lines.size > 1) broken.push(match[0]);
+    }
+  }
   document.body.setAttribute('data-geometry', JSON.stringify({
-    viewport: page.clientWidth, page: page.scrollWidth, figures: figures.length, problems, wide }));
+    viewport: page.clientWidth, page: page.scrollWidth, figures: figures.length, problems, wide, banners, badges,
+    tables, fits, cut, broken }));
 });
 </script></body></html>
 """
@@ -107,6 +128,46 @@ def test_run_report_charts_fit_at_360_800_and_1400_px(cli_here: InProcessCli, tm
     assert 0 == result.code, result
 
     check_every_width(tmp_path, result.run_dir / "report.html")
+
+
+def test_the_run_report_reads_on_a_390_px_phone(cli_here: InProcessCli, tmp_path: Path) -> None:
+    """At 390 px: the verdicts table needs no sideways scrolling (each item a card), no chart label is cut short,
+    and no word of the provenance (a package name) is broken across lines."""
+    result = cli_here(*QUICK)
+    assert 0 == result.code, result
+
+    geometry = measured(tmp_path, result.run_dir / "report.html", 390)
+
+    assert [] == geometry["problems"] and geometry["page"] <= geometry["viewport"]
+    fits = {name: (scroll, client) for name, scroll, client in geometry["fits"]}
+    assert fits["verdicts"][0] <= fits["verdicts"][1], fits
+    assert [] == geometry["cut"]
+    assert [] == geometry["broken"]
+
+
+def test_a_sweep_reports_unreadable_job_is_said_in_words_and_colour_and_the_table_fits(
+    cli_here: InProcessCli, tmp_path: Path, server: Callable[..., RunningServer]
+) -> None:
+    """A job whose replies carry no verdict: its banner says why, it counts as finished, its badge has a colour of
+    its own, and the jobs table fits a 1400 px page (zero-width notes do not widen their columns)."""
+    refusing = server(reply_shape="refusal")
+    result = cli_here(
+        "-m", "judge=noisy,longer,local", f"judge.base_url={refusing.url}", "judge.api_key_env=null", *QUICK
+    )
+    page = result.run_dir / "sweep_report.html"
+    text = page.read_text(encoding="utf-8")
+
+    assert "3 jobs: 3 finished (1 with a problem, below), 0 failed or missing" in text
+    for width in WIDTHS:
+        geometry = measured(tmp_path, page, width)
+        (banner,) = geometry["banners"]
+        assert banner.startswith("job 2 unreadable: 96 of 96 replies (100%) carry no readable verdict"), banner
+        assert geometry["page"] <= geometry["viewport"], (width, geometry["wide"])
+        colours = dict(geometry["badges"])
+        assert colours["unreadable"] not in (colours["ok"], "rgba(0, 0, 0, 0)")
+        if width == 1400:
+            assert all(scroll <= client for scroll, client in geometry["tables"]), geometry["tables"]
+    screenshots(tmp_path, page)
 
 
 def test_sweep_report_charts_fit_at_360_800_and_1400_px(cli_here: InProcessCli, tmp_path: Path) -> None:

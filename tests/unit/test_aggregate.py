@@ -294,6 +294,29 @@ def test_narrow_terminal_keeps_the_columns_that_tell_jobs_apart(tmp_path: Path) 
     assert {"job", "judge", "rubric", "data", "win", "consist."} <= set(heading.split())
 
 
+@pytest.mark.parametrize("width", [100, 90])
+def test_a_narrow_table_keeps_human_agreement_before_the_position_columns(tmp_path: Path, width: int) -> None:
+    """Whether a rubric works (agreement with people) is the last figure left out: biased 1st/2nd % go first."""
+    rows = wide_sweep(tmp_path)
+
+    heading = aggregate.text_table(rows, width).splitlines()[0]
+
+    assert "human % [CI]" in heading
+    assert "1st %" not in heading and "2nd %" not in heading
+
+
+def test_an_unreadable_job_is_said_under_the_table(tmp_path: Path) -> None:
+    """A job that finished unreadable (or mixed) is not a failure, but the table says why under it, in words."""
+    note = "8 of 8 replies (100%) carry no readable verdict"
+    make_job(tmp_path, "0", ok_summary("noisy"))
+    make_job(tmp_path, "1", ok_summary("local") | {"status": "unreadable", "unreadable_note": note})
+    rows = aggregate.aggregate([tmp_path], report=False)
+
+    assert f"job 1 unreadable: {note}" in aggregate.text_table(rows).splitlines()
+    assert f"- job 1 unreadable: {note}" in (tmp_path / "sweep_summary.md").read_text(encoding="utf-8")
+    assert 0 == aggregate.exit_code(rows)
+
+
 def test_table_width_follows_columns(monkeypatch: pytest.MonkeyPatch) -> None:
     """$COLUMNS sets the width the printed table is fitted to."""
     monkeypatch.setenv("COLUMNS", "97")

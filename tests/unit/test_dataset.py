@@ -53,6 +53,51 @@ def test_a_bad_line_is_named_by_file_line_and_field(tmp_path: Path, content: str
     assert str(path) in str(raised.value) and expected in str(raised.value), str(raised.value)
 
 
+def test_every_problem_of_a_file_is_named_in_one_go(tmp_path: Path) -> None:
+    """Three mistakes on three lines (bad JSON, a missing answer, a repeated id) are one error with three lines."""
+    good = {"id": "1", "question": "q", "a": "x", "b": "y"}
+    lines = [
+        json.dumps(good),
+        '{"id": "2", "question": "q", "a": "x" "b": "y"}',
+        json.dumps({"id": "3", "question": "q", "a": "x"}),
+        json.dumps(good),
+        json.dumps(good | {"id": "5"}),
+    ]
+    path = tmp_path / "items.jsonl"
+    path.write_text("\n".join(lines), encoding="utf-8")
+
+    with pytest.raises(UserError) as raised:
+        load_items(path)
+
+    head, *problems = str(raised.value).splitlines()
+    assert f"{path}: 3 problems; fix them and run again:" == head
+    expected = [f"{path}:2: not valid JSON", f"{path}:3: field 'b': missing", f"{path}:4: field 'id': duplicate id '1'"]
+    assert 3 == len(problems)
+    assert all(problem.strip().startswith(start) for problem, start in zip(problems, expected, strict=True)), problems
+
+
+def test_an_unterminated_string_reads_as_english(tmp_path: Path) -> None:
+    """json's "Unterminated string starting at" is followed by the column, not by a second "at"."""
+    path = tmp_path / "items.jsonl"
+    path.write_text('{"id": "1", "question": "q", "a": "x", "b": "y}\n', encoding="utf-8")
+
+    with pytest.raises(UserError, match=r":1: not valid JSON \(Unterminated string starting at column 45\)$"):
+        load_items(path)
+
+
+def test_the_problem_list_stops_at_twenty(tmp_path: Path) -> None:
+    """A file with a mistake on every line is read only until 20 are found, and the error says it stopped."""
+    path = tmp_path / "items.jsonl"
+    path.write_text("\n".join(json.dumps({"id": str(n), "question": "q", "a": "x"}) for n in range(1000)))
+
+    with pytest.raises(UserError) as raised:
+        load_items(path)
+
+    head, *problems = str(raised.value).splitlines()
+    assert "20 problems (the check stopped at 20; there may be more)" in head
+    assert 20 == len(problems) and problems[-1].strip().startswith(f"{path}:20: field 'b'")
+
+
 def test_bytes_that_are_not_utf8_are_named_with_the_fix(tmp_path: Path) -> None:
     """A file in another encoding is refused with its line and byte and the advice to save it as UTF-8."""
     path = write(tmp_path, GOOD.encode() + b"\n" + '{"id": "é"}'.encode("latin-1") + b"\n")
@@ -78,9 +123,13 @@ def test_a_byte_order_mark_and_blank_lines_are_accepted(tmp_path: Path) -> None:
 
 
 def test_a_data_root_that_is_not_a_folder_names_the_setting_and_the_folder(tmp_path: Path) -> None:
-    """A wrong data.root names the setting, where it led, and the fix."""
-    with pytest.raises(UserError, match=r"data.root=.* which is not a folder: pass the folder that holds items.jsonl"):
-        resolve_path("items.jsonl", str(tmp_path / "nowhere"))
+    """A wrong data.root names the setting and the fix, and the folder once when it is written as it was read."""
+    nowhere = str(tmp_path / "nowhere")
+    with pytest.raises(UserError) as raised:
+        resolve_path("items.jsonl", nowhere)
+    message = str(raised.value)
+    assert f"data.root={nowhere!r} is not a folder: pass the folder that holds items.jsonl" == message
+    assert 1 == message.count(nowhere)
 
 
 def test_the_shared_root_needs_its_variable(monkeypatch: pytest.MonkeyPatch) -> None:

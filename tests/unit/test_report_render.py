@@ -159,7 +159,7 @@ def test_style_panel_groups_verdicts_by_formatting_difference() -> None:
     assert "Fitted coefficients: headers +0.40, list_items +0.25, bold -0.10." in chart
     assert "<h2>Style</h2>" in page
     assert '<th data-key="format" data-type="num" scope="col"><button type="button">format a / b</button></th>' in page
-    assert '<td class="num" data-v="-7">0 / 7</td>' in page
+    assert '<td class="num" data-v="-7" data-label="format a / b">0 / 7</td>' in page
 
 
 def test_style_panel_explains_a_style_controlled_rate_it_could_not_fit() -> None:

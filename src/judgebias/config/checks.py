@@ -20,6 +20,7 @@ from judgebias.config.schema import (
     JudgeConfig,
     JudgeMode,
     ProgressMode,
+    RubricConfig,
     Strategy,
     TokenBudgetParam,
     judges_of,
@@ -80,6 +81,8 @@ def check_settings(config: Config) -> None:
         unknown = unknown_placeholders(template)
         if unknown:
             raise UserError(f"rubric {config.rubric.name!r} uses unknown placeholder {{{unknown[0]}}}")
+    if config.rubric.min_reply_tokens is not None and config.rubric.min_reply_tokens < 1:
+        raise UserError(f"rubric.min_reply_tokens={config.rubric.min_reply_tokens} must be at least 1 (or null)")
     data = config.data
     if data.limit is not None and data.limit < 1:
         raise UserError(f"data.limit={data.limit} must be at least 1 (or null for all items)")
@@ -97,6 +100,7 @@ def check_settings(config: Config) -> None:
     for judge in judges_of(config).values():
         check_judge(judge)
         check_batch(judge, config.cache.mode)
+        check_reply_room(judge, config.rubric)
     unknown_reask = [value for value in config.cache.reask if value not in REASKABLE]
     if unknown_reask:
         raise UserError(
@@ -139,6 +143,21 @@ def check_judge(judge: JudgeConfig) -> None:
             raise UserError(f"judge {judge.name!r}: judge.first_bias={judge.first_bias} must be within [0, 1]")
         if not 0.0 <= judge.style_bias <= 1.0:
             raise UserError(f"judge {judge.name!r}: judge.style_bias={judge.style_bias} must be within [0, 1]")
+
+
+def check_reply_room(judge: JudgeConfig, rubric: RubricConfig) -> None:
+    """A live judge's reply budget must fit the rubric's answer format: a cut reply carries no verdict, so every
+    call would be paid for and come back unreadable."""
+    need = rubric.min_reply_tokens
+    if judge.backend != BackendKind.openai or judge.api != JudgeApi.chat or need is None:
+        return
+    if judge.max_tokens is not None and judge.max_tokens < need:
+        raise UserError(
+            f"judge {judge.name!r}: judge.max_tokens={judge.max_tokens} is too few for rubric={rubric.name}, whose "
+            f"reply is an explanation and then the verdict (at least {need} tokens): every reply would be cut before "
+            f"its verdict; give it room with judge.max_tokens=512 (or choose a rubric whose reply is a bare label, "
+            "such as rubric=default)"
+        )
 
 
 def check_batch(judge: JudgeConfig, cache_mode: CacheMode) -> None:

@@ -178,6 +178,9 @@ class RubricConfig:
     tie_label: str = "tie"  # what the judge writes for a tie
     reply_format: str = "{label}"  # how a scripted judge phrases its choice
     answer_cue: str = "The better answer is Answer"  # judge.api=completions: the prompt ends here, the label follows
+    # The fewest reply tokens the rubric's answer format fits in (an explanation, then the verdict); a live judge
+    # whose judge.max_tokens is below it is refused before the first call. null = a bare label fits any budget.
+    min_reply_tokens: int | None = None
 
 
 @dataclass

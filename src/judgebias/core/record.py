@@ -543,3 +543,36 @@ class Summary(TypedDict, total=False):
     notes: list[str]
     imported_replies: dict[str, Any]  # replies this run read from imported bundles: count, and each bundle's
     # file, sha256 (of the file) and manifest judges. Absent when every reply was received by a run.
+
+
+# What each status means when a summary carries no note of its own (docs/outputs.md has the same words).
+STATUS_MEANINGS: dict[str, str] = {
+    "ok": "finished",
+    "errors": "finished, but calls failed after their retries (reasons in its verdicts.jsonl); rerun to retry them",
+    "unreadable": "finished, but most replies carry no readable verdict: the figures describe the parser",
+    "mixed_judge": "finished, but more than one model answered the calls",
+    "budget": "stopped at its spending cap: a higher cap continues from the cache",
+    "pending": "its calls are out as a batch: run the same command again to collect them",
+    "dry-run": "a dry run: an estimate, no figures",
+    "failed": "failed before it finished (see its log)",
+    "missing": "left no summary.json: interrupted or killed before it finished (see its log)",
+}
+FINISHED_STATUSES = ("ok", "errors", "unreadable", "mixed_judge")  # a run that judged every item it could
+
+
+def status_reason(summary: Summary) -> str:
+    """Why a run has the status it has, in one line: its own note where it wrote one, else what the status means."""
+    status = summary.get("status", "ok")
+    if summary.get("error"):
+        return str(summary["error"])
+    if status == "unreadable" and summary.get("unreadable_note"):
+        return summary["unreadable_note"]
+    if status == "mixed_judge" and summary.get("mixed_judge_note"):
+        return summary["mixed_judge_note"]
+    if status == "errors" and summary.get("failed_calls"):
+        return f"{summary['failed_calls']} calls failed after their retries (reasons in its verdicts.jsonl)"
+    if status == "budget":
+        not_sent = (summary.get("budget") or {}).get("calls_not_sent")
+        if not_sent is not None:
+            return f"stopped at its spending cap with {not_sent} calls not sent (a higher cap continues from the cache)"
+    return STATUS_MEANINGS.get(status, status)

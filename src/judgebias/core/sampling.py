@@ -55,7 +55,7 @@ def position_entropy(first: Mapping[str, float], second: Mapping[str, float] | N
     if second is None:
         return 0.0
     mean = {k: (first.get(k, 0.0) + second.get(k, 0.0)) / 2 for k in ("a", "b", "tie")}
-    return -sum(p * math.log2(p) for p in mean.values() if p > 0)
+    return sum(-p * math.log2(p) for p in mean.values() if p > 0) + 0.0  # + 0.0: a certain item is 0.0, not -0.0
 
 
 def sample_size(total: int, n: int | None, fraction: float | None) -> int:

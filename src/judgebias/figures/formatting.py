@@ -18,6 +18,11 @@ def points(value: Any, digits: int = 1) -> str:
     return "" if value is None else f"{100 * float(value):.{digits}f}"
 
 
+def counted(n: Any, word: str, plural: str | None = None) -> str:
+    """'1 tie', '3 ties', '0 ties': a count with its noun in the number it takes."""
+    return f"{n} {word if n == 1 else plural or word + 's'}"
+
+
 def ci_text(interval: Sequence[float | None] | None, digits: int = 1, why: str | None = None) -> str:
     """An interval as " [low, high]" in percent points, or "" when there is none.
 

@@ -21,7 +21,7 @@ from judgebias.core.item import Item, shared_name
 from judgebias.core.labels import SPELLED, human_label
 from judgebias.core.style import strip_markdown as plain_text
 from judgebias.core.style import style_of
-from judgebias.io.jsonl import json_lines
+from judgebias.io.jsonl import json_line
 
 EMBEDDED = "embedded"  # data.root value for datasets shipped inside the package
 SHARED = "shared"  # data.root value for the shared datasets under $JUDGEBIAS_DATA_ROOT
@@ -50,9 +50,17 @@ def resolve_path(path: str, root: str | None) -> Path:
     base = Path(root).expanduser().absolute()
     if not base.is_dir():
         raise UserError(
-            f"data.root={root!r} is {str(base)!r}, which is not a folder: pass the folder that holds {path}"
+            f"data.root={root!r}{_resolved_as(root, base)} is not a folder: pass the folder that holds {path}"
         )
     return base / path
+
+
+def _resolved_as(value: str, base: Path) -> str:
+    """Where a folder setting led, when that is not what was written (a relative path, or one with ~)."""
+    if str(base) == value:
+        return ""
+    relative = "" if os.path.isabs(os.path.expanduser(value)) else f", relative to the current folder {os.getcwd()}"
+    return f" (read as {str(base)!r}{relative})"
 
 
 def _shared_root(path: str) -> Path:
@@ -66,33 +74,53 @@ def _shared_root(path: str) -> Path:
         )
     base = Path(value).expanduser().absolute()
     if not base.is_dir():
-        relative = (
-            "" if os.path.isabs(os.path.expanduser(value)) else f" (relative to the current folder {os.getcwd()})"
-        )
         raise UserError(
-            f"{SHARED_ROOT_ENV}={value!r} is {str(base)!r}{relative}, which is not a folder: set it to the absolute "
-            "path of the shared data folder"
+            f"{SHARED_ROOT_ENV}={value!r}{_resolved_as(value, base)} is not a folder: set it to the absolute path "
+            f"of the shared data folder (the one that holds {path})"
         )
     return base
 
 
+MAX_PROBLEMS = 20  # a data file's problems reported in one go; past this many the check stops reading
+
+
 def load_items(path: Path) -> list[Item]:
-    """All items of a JSONL file, or a UserError naming the file, line and field of the first problem."""
+    """All items of a JSONL file, or one UserError naming the file, line and field of each problem (up to
+    MAX_PROBLEMS of them, so a file with several mistakes is fixed in one pass, not one run per mistake)."""
     items: list[Item] = []
     seen: dict[str, int] = {}
-    for number, record in _records(path):
-        item = _item(record, path, number)
+    problems: list[str] = []
+    for number, record in _records(path, problems):
+        try:
+            item = _item(record, path, number)
+        except UserError as error:
+            problems.append(str(error))
+            continue
         if item.id in seen:
-            raise UserError(f"{path}:{number}: field 'id': duplicate id {item.id!r} (first on line {seen[item.id]})")
+            problems.append(f"{path}:{number}: field 'id': duplicate id {item.id!r} (first on line {seen[item.id]})")
+            continue
         seen[item.id] = number
         items.append(item)
+    if problems:
+        raise UserError(_problems_text(path, problems))
     if not items:
         raise UserError(f"{path}: the dataset is empty: it needs at least one JSON object per line")
     return items
 
 
-def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, JSON object) for each non-blank line."""
+def _problems_text(path: Path, problems: list[str]) -> str:
+    """One problem as its own line; several as a count and one line each."""
+    if len(problems) == 1:
+        return problems[0]
+    more = f" (the check stopped at {MAX_PROBLEMS}; there may be more)" if len(problems) >= MAX_PROBLEMS else ""
+    return f"{path}: {len(problems)} problems{more}; fix them and run again:\n" + "\n".join(
+        f"  {problem}" for problem in problems
+    )
+
+
+def _records(path: Path, problems: list[str]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, JSON object) for each non-blank line that is one; each other line's problem is added to
+    `problems`, and reading stops once they reach MAX_PROBLEMS."""
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
@@ -100,24 +128,30 @@ def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     except IsADirectoryError:
         raise UserError(f"{path}: is a folder, not a JSONL data file (check data.path)") from None
     escaped = SURROGATE_ESCAPE.search(raw) is not None  # the only way a JSON line decodes to a lone surrogate
-    for number, record in json_lines(_text_lines(raw, path), path, column=True):
-        if not isinstance(record, dict):
-            raise UserError(f"{path}:{number}: expected a JSON object, got {type(record).__name__}")
-        if escaped:
-            _check_encodable(record, path, number)
+    for number, line in enumerate(raw.split(b"\n"), start=1):
+        if len(problems) >= MAX_PROBLEMS:
+            return
+        try:
+            text = _decoded(line, path, number)
+            if not text.strip():
+                continue
+            record = json_line(text, path, number, column=True)
+            if not isinstance(record, dict):
+                raise UserError(f"{path}:{number}: expected a JSON object, got {type(record).__name__}")
+            if escaped:
+                _check_encodable(record, path, number)
+        except UserError as error:
+            problems.append(str(error))
+            continue
         yield number, record
 
 
-def _text_lines(raw: bytes, path: Path) -> Iterator[str]:
-    """Each line of the file as text (a UTF-8 byte order mark allowed at the start), decoded as it is read."""
-    for number, line in enumerate(raw.split(b"\n"), start=1):
-        try:
-            text = line.decode("utf-8-sig" if number == 1 else "utf-8")
-        except UnicodeDecodeError as error:
-            raise UserError(
-                f"{path}:{number}: not UTF-8 text (byte {error.start + 1}): save the file as UTF-8"
-            ) from None
-        yield text
+def _decoded(line: bytes, path: Path, number: int) -> str:
+    """One line of the file as text (a UTF-8 byte order mark allowed at the start of the first)."""
+    try:
+        return line.decode("utf-8-sig" if number == 1 else "utf-8")
+    except UnicodeDecodeError as error:
+        raise UserError(f"{path}:{number}: not UTF-8 text (byte {error.start + 1}): save the file as UTF-8") from None
 
 
 # A \uD800-\uDFFF escape: UTF-8 bytes cannot encode a surrogate, so a file without one decodes to none.

@@ -21,15 +21,25 @@ def json_lines(lines: Iterable[str], source: object, *, column: bool = False) ->
     `column` adds where on the line the JSON broke, for files people edit by hand.
     """
     for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as error:
-            where = f" at column {error.colno}" if column else ""
-            raise UserError(f"{source}:{number}: not valid JSON ({error.msg}{where})") from None
-        except ValueError as error:  # an integer of more digits than Python converts (4,300)
-            raise UserError(f"{source}:{number}: a number too long to read ({str(error).split(':')[0]})") from None
-        except RecursionError:
-            raise UserError(f"{source}:{number}: values nested too deeply to read (arrays or objects)") from None
-        yield number, value
+        if line.strip():
+            yield number, json_line(line, source, number, column=column)
+
+
+def json_line(line: str, source: object, number: int, *, column: bool = False) -> Any:
+    """One line's JSON value, or a UserError "SOURCE:LINE: not valid JSON (why)"."""
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as error:
+        raise UserError(f"{source}:{number}: not valid JSON ({decode_problem(error, column=column)})") from None
+    except ValueError as error:  # an integer of more digits than Python converts (4,300)
+        raise UserError(f"{source}:{number}: a number too long to read ({str(error).split(':')[0]})") from None
+    except RecursionError:
+        raise UserError(f"{source}:{number}: values nested too deeply to read (arrays or objects)") from None
+
+
+def decode_problem(error: json.JSONDecodeError, *, column: bool = True) -> str:
+    """What broke and where on the line: "Expecting ',' delimiter at column 34"; json's own "Unterminated string
+    starting at" already ends in its preposition."""
+    if not column:
+        return error.msg
+    return f"{error.msg}{'' if error.msg.endswith(' at') else ' at'} column {error.colno}"

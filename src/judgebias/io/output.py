@@ -33,7 +33,7 @@ from judgebias.core.redaction import Redactor, redact_tree
 from judgebias.core.terminal import escape_controls
 from judgebias.core.tokens import estimate_prompt_tokens
 from judgebias.core.verdict import item_pick, item_winner
-from judgebias.figures.formatting import ci_text, pct, supported_ratings
+from judgebias.figures.formatting import ci_text, counted, pct, supported_ratings
 from judgebias.figures.metrics import majority_verdict, order_samples
 from judgebias.io.files import write_csv, write_json
 from judgebias.io.revision import git_revision
@@ -375,7 +375,7 @@ def format_summary(summary: Summary, overrides: Sequence[str] = ()) -> str:
     if "human_agreement" in s:
         lines.append(
             f"  human_agreement: {pct(s['human_agreement'])}{ci_text(intervals.get('human_agreement'), why=degenerate.get('human_agreement'))} on {s['human_agreement_n']} "
-            f"decisive labels; {s.get('human_agreement_ties_left_out', 0)} ties left out   "
+            f"decisive labels; {counted(s.get('human_agreement_ties_left_out', 0), 'tie')} left out   "
             f"decisive-only: {pct(s.get('human_agreement_decisive'))}   kappa: "
             + ("n/a" if s.get("cohen_kappa") is None else f"{s['cohen_kappa']:.2f}")
         )
@@ -467,7 +467,7 @@ def agreement_text(figures: Agreement) -> str:
     """'80.0% [62.5, 93.8] on 16 decisive labels; 4 ties left out'."""
     return (
         f"{pct(figures['decisive_agreement'])}{ci_text(figures['decisive_agreement_ci'])} on "
-        f"{figures['decisive_agreement_n']} decisive labels; {figures['ties_left_out']} ties left out"
+        f"{figures['decisive_agreement_n']} decisive labels; {counted(figures['ties_left_out'], 'tie')} left out"
     )
 
 

@@ -19,7 +19,7 @@ from typing import Any
 from judgebias.core.errors import UserError
 from judgebias.core.toolformats import Record
 from judgebias.io.files import read_user_text, write_text_atomic
-from judgebias.io.jsonl import json_lines, text_lines
+from judgebias.io.jsonl import decode_problem, json_lines, text_lines
 
 
 def read_records(path: Path) -> list[Record]:
@@ -41,7 +41,7 @@ def _array_elements(text: str, source: str) -> Iterator[Record]:
         try:
             value, end = decoder.raw_decode(text, index)
         except json.JSONDecodeError as error:
-            raise UserError(f"{source}:{error.lineno}: not valid JSON ({error.msg} at column {error.colno})") from None
+            raise UserError(f"{source}:{error.lineno}: not valid JSON ({decode_problem(error)})") from None
         yield source, text.count("\n", 0, index) + 1, value
         index = _skip(text, end)
         if index < len(text) and text[index] == ",":

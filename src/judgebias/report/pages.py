@@ -54,10 +54,15 @@ def interval(summary: Figures, name: str) -> tuple[float, float] | None:
     return float(pair[0]), float(pair[1])
 
 
-def ci_text(summary: Figures, name: str) -> str:
-    """'[low, high]' in percent (and why, when it has zero width), or empty."""
-    why = (summary.get("ci_degenerate") or {}).get(name)
+def ci_text(summary: Figures, name: str, *, with_why: bool = True) -> str:
+    """'[low, high]' in percent (and why, when it has zero width and `with_why`), or empty."""
+    why = zero_width_why(summary, name) if with_why else None
     return formatting.ci_text(interval(summary, name), why=why).strip()
+
+
+def zero_width_why(summary: Figures, name: str) -> str | None:
+    """Why a figure's interval has zero width (the summary's ci_degenerate reason), or None."""
+    return (summary.get("ci_degenerate") or {}).get(name)
 
 
 def with_ci(summary: Figures, name: str) -> str:
@@ -104,6 +109,7 @@ class Cell:
     numeric: bool = False
     sort: Any = None
     detail: str = ""  # a second, muted line (an interval)
+    why: str = ""  # why the interval has zero width: a short mark under it, the reason on hover and for readers
     href: str | None = None
     badge: bool = False
     wrap: bool = False  # long settings break anywhere instead of widening the table

@@ -17,7 +17,7 @@ from judgebias.core.redaction import Redactor
 from judgebias.core.style import FEATURES
 from judgebias.core.verdict import item_winner
 from judgebias.figures import formatting
-from judgebias.figures.formatting import pct
+from judgebias.figures.formatting import counted, pct
 from judgebias.report import svg
 from judgebias.report.digest import MAX_TABLE_ROWS, VerdictDigest, length_label, read_verdicts, style_label, styles
 from judgebias.report.pages import (
@@ -118,7 +118,7 @@ def summary_cards(s: Figures) -> list[Card]:
     if "human_agreement" in s:
         ties = s.get("human_agreement_ties_left_out")
         hint = f"on {shown(s.get('human_agreement_n'))} decisive labels" + (
-            "" if ties is None else f"; {ties} ties left out"
+            "" if ties is None else f"; {counted(ties, 'tie')} left out"
         )
         cards.append(Card("agreement with people", pct(s.get("human_agreement")), ci_text(s, "human_agreement"), hint))
     if s.get("longer_wins") is not None:
@@ -217,7 +217,7 @@ def position_panel(s: Figures) -> Panel:
 def win_rate_panel(s: Figures) -> Panel:
     """The win rate of a, read several ways, with intervals."""
     points = [
-        point(s, "win_rate", "win rate (both orders agree)"),
+        point(s, "win_rate", "win rate, ties count ½"),
         point(s, "decisive_win_rate", "decisive verdicts only"),
         point(s, "win_rate_consistent", "consistent items only"),
         point(s, "win_rate_pooled", "pooled over single calls"),
@@ -227,7 +227,7 @@ def win_rate_panel(s: Figures) -> Panel:
     if s.get("style_controlled_win_rate") is not None:
         points.append(point(s, "style_controlled_win_rate", "style-controlled"))
     if s.get("soft_win_rate") is not None:
-        points.append(point(s, "soft_win_rate", "soft (label probabilities)"))
+        points.append(point(s, "soft_win_rate", "soft (probabilities)"))
     points += [point(figures, "win_rate", f"judge: {name}") for name, figures in (s.get("judges") or {}).items()]
     caption = (
         "Share of the comparisons won by answer a (ties count half), with 95% intervals. The dashed line is 50%: "
@@ -286,7 +286,7 @@ def calibration_panel(s: Figures) -> Panel | None:
     caption = (
         f"{len(c['annotators']) or 'Anonymous'} annotators, {c['labels_n']} labels on {c['labelled_items_n']} items. "
         f"The human ceiling: people agree on {ceiling['agreement_n']} items labelled twice or more "
-        f"({ceiling['decisive_agreement_n']} decisive; {ceiling['ties_left_out']} ties left out), "
+        f"({ceiling['decisive_agreement_n']} decisive; {counted(ceiling['ties_left_out'], 'tie')} left out), "
         f"{chance} {number(ceiling.get('kappa'), 2) or 'n/a'}. The judge against the majority: on "
         f"{agreed['agreement_n']} labels with ties, {agreed['decisive_agreement_n']} decisive labels "
         f"({agreed['ties_left_out']} ties and {agreed['split_left_out']} split items left out), Cohen's kappa "

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from judgebias.core.record import Summary
+from judgebias.core.record import FINISHED_STATUSES, Summary, status_reason
 from judgebias.core.redaction import Redactor
 from judgebias.figures.formatting import pct
 from judgebias.report import svg
@@ -30,6 +30,7 @@ from judgebias.report.pages import (
     shown,
     text,
     write_page,
+    zero_width_why,
 )
 from judgebias.report.svg import POSITION_SEGMENTS
 
@@ -125,7 +126,14 @@ def sweep_columns(jobs: Sequence[SweepJob]) -> list[Column]:
 
 def _rate_cell(s: Figures, key: str, *, ci: bool = True) -> Cell:
     value = s.get(key)
-    return Cell(pct(value), numeric=True, sort="" if value is None else value, detail=ci_text(s, key) if ci else "")
+    detail, why = (ci_text(s, key, with_why=False), zero_width_why(s, key)) if ci else ("", None)
+    return Cell(
+        pct(value),
+        numeric=True,
+        sort="" if value is None else value,
+        detail=detail,
+        why=why if why and detail else "",
+    )
 
 
 def sweep_row(job: SweepJob, columns: Sequence[Column]) -> Row:
@@ -161,8 +169,10 @@ def render_sweep_report(
     jobs: Sequence[SweepJob], *, title: str, when: str = "", redactor: Callable[[str], str] | None = None
 ) -> str:
     """The whole sweep_report.html text; `title` names the sweep (its folder), `when` its start."""
-    ok = [j for j in jobs if j.summary.get("status") in ("ok", "errors")]
-    failed = [j for j in jobs if j.summary.get("status") not in ("ok", "errors", "dry-run")]
+    ok = [j for j in jobs if j.summary.get("status", "ok") in ("ok", "errors", "mixed_judge")]  # figures to chart
+    finished = [j for j in jobs if j.summary.get("status", "ok") in FINISHED_STATUSES]
+    failed = [j for j in jobs if j.summary.get("status", "ok") not in (*FINISHED_STATUSES, "dry-run")]
+    flagged = [j for j in jobs if j.summary.get("status", "ok") != "ok"]
     subject = sweep_subject(jobs)
     heading = " · ".join(part for part in (subject or title, when) if part)
     label = job_labels(jobs)
@@ -176,8 +186,10 @@ def render_sweep_report(
         heading=heading,
         folder=title,
         jobs=jobs,
-        n_ok=len(ok),
-        failed=failed,
+        n_finished=len(finished),
+        n_finished_flagged=len([j for j in finished if j in flagged]),
+        n_failed=len(failed),
+        flagged=[(job.name, job.summary.get("status", "ok"), status_reason(job.summary)) for job in flagged],
         win_rate=svg.interval_plot([point(j.summary, "win_rate", label[j.name]) for j in ok], title="win rate per job")
         if ok
         else None,

@@ -1,0 +1,142 @@
+"""`python -m judgebias.runs list|clean [FOLDER]`: the run folders under outputs/, and removal of those that hold
+no result.
+
+A run stopped by a mistake in its input, by Ctrl-C or by a crash leaves a folder with Hydra's config dumps, its
+failure record and perhaps the verdicts decided so far (`verdicts.jsonl.part`). None of that is needed to rerun:
+every reply received is in the cache, and a rerun makes a folder of its own. `list` shows every run folder with
+what it holds; `clean` removes the ones that hold only such leftovers (`--dry-run` names them without removing).
+A folder holding anything else (a finished run, a batch still out, a dry run's estimate, a file of the user's) is
+never removed, nor a job of a sweep (the sweep's table lists its failed jobs).
+
+Exit codes: 0 done, 2 a user error (one line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from judgebias.cli.command import run_command
+from judgebias.core.errors import UserError
+from judgebias.core.terminal import escape_controls
+
+LEFTOVERS = frozenset({".hydra", "summary.json", "run.log", "verdicts.jsonl.part", "cache_keys.json.part"})
+"""What a run that stopped before its result leaves behind: none of it is read by a rerun."""
+NO_RESULT_STATUSES = frozenset({"failed", "missing"})  # summary.json of a run that stopped before its result
+
+
+@dataclass(frozen=True)
+class RunFolder:
+    """One run folder and what it holds."""
+
+    path: Path
+    status: str  # the summary's status; "interrupted" or "missing" when the run wrote none
+    reason: str  # the failure record's reason, or what the folder holds
+    has_result: bool  # False: only leftovers (see LEFTOVERS), safe to remove
+
+
+def describe(folder: Path) -> RunFolder:
+    """What a run folder (one with Hydra's .hydra/ dumps) holds."""
+    names = {entry.name for entry in folder.iterdir()}
+    summary = _read_summary(folder / "summary.json")
+    status = str(summary.get("status", "missing" if "summary.json" not in names else "ok"))
+    partial = folder / "verdicts.jsonl.part"
+    if "summary.json" not in names or summary.get("error") == "interrupted":
+        status = "interrupted"
+    if names <= LEFTOVERS and status in NO_RESULT_STATUSES | {"interrupted"}:
+        decided = _count_lines(partial) if partial.is_file() else 0
+        reason = str(summary.get("error") or "stopped before it finished")
+        if decided:
+            reason += f"; {decided} verdicts decided before it stopped (their replies are in the cache)"
+        return RunFolder(folder, status, reason, has_result=False)
+    held = sorted(name for name in names if name != ".hydra")
+    return RunFolder(folder, status, ", ".join(held), has_result=True)
+
+
+def _read_summary(path: Path) -> dict[str, object]:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _count_lines(path: Path) -> int:
+    with path.open("rb") as lines:
+        return sum(1 for line in lines if line.strip())
+
+
+def run_folders(root: Path) -> Iterator[RunFolder]:
+    """Every single run's folder below `root` (jobs of a sweep left out: the sweep's table lists them)."""
+    for hydra in sorted(root.rglob(".hydra")):
+        folder = hydra.parent
+        if hydra.is_dir() and not (folder.parent / "multirun.yaml").exists():
+            yield describe(folder)
+
+
+def _root(folder: Path) -> Path:
+    if not folder.exists():
+        raise UserError(f"{folder}: no such folder (runs write under outputs/ in the folder they start in)")
+    if not folder.is_dir():
+        raise UserError(f"{folder}: is a file, not a folder of runs")
+    return folder
+
+
+def list_runs(folder: Path) -> None:
+    """Print every run folder with its status and what it holds; the last line counts those with no result."""
+    runs = list(run_folders(_root(folder)))
+    width = max((len(str(run.path)) for run in runs), default=0)
+    for run in runs:
+        holds = run.reason if run.has_result else f"no result: {run.reason}"
+        print(escape_controls(f"{str(run.path).ljust(width)}  {run.status:<11} {holds}"))
+    stubs = sum(not run.has_result for run in runs)
+    hint = f": python -m judgebias.runs clean {folder} removes them" if stubs else ""
+    print(f"{len(runs)} run folders, {stubs} with no result{hint}")
+
+
+def clean_runs(folder: Path, *, dry_run: bool) -> None:
+    """Remove (or with `dry_run` only name) the run folders that hold no result, then the date folders left empty."""
+    root = _root(folder)
+    stubs = [run for run in run_folders(root) if not run.has_result]
+    for run in stubs:
+        print(escape_controls(f"{'would remove' if dry_run else 'removed'} {run.path}  ({run.status}: {run.reason})"))
+        if not dry_run:
+            shutil.rmtree(run.path)
+            _remove_empty_parents(run.path.parent, root)
+    kept = sum(1 for _ in run_folders(root))
+    verb = "would remove" if dry_run else "removed"
+    print(f"{verb} {len(stubs)} run folders with no result; {kept if not dry_run else kept - len(stubs)} kept")
+
+
+def _remove_empty_parents(folder: Path, root: Path) -> None:
+    while folder != root and folder.is_relative_to(root) and not any(folder.iterdir()):
+        folder.rmdir()
+        folder = folder.parent
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command line entry; returns the exit code."""
+    top = argparse.ArgumentParser(prog="python -m judgebias.runs", description=__doc__.splitlines()[0])
+    commands = top.add_subparsers(dest="command", required=True)
+    listing = commands.add_parser("list", help="every run folder, its status and what it holds")
+    cleaning = commands.add_parser("clean", help="remove the run folders that hold no result")
+    cleaning.add_argument("--dry-run", action="store_true", help="name them without removing anything")
+    for command in (listing, cleaning):
+        command.add_argument("folder", nargs="?", type=Path, default=Path("outputs"), help="default: ./outputs")
+    args = top.parse_args(argv)
+    if args.command == "list":
+        return run_command(lambda: list_runs(args.folder))
+    return run_command(lambda: clean_runs(args.folder, dry_run=args.dry_run))
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        print("\njudgebias: interrupted", file=sys.stderr)
+        sys.exit(130)
