@@ -12,7 +12,7 @@ export JUDGEBIAS_DATA_ROOT ?= $(abspath ../shared/data)
 # other worker runs meanwhile. PARALLEL= runs it in one process.
 PARALLEL ?= -n 2 --dist loadfile
 
-.PHONY: setup run test test-quick test-alone lint wheel bench system litellm llamacpp clean
+.PHONY: setup run test test-quick test-alone lint wheel bench system litellm llamacpp oracles clean
 
 $(RUNTIME): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,7 +31,7 @@ run: $(RUNTIME)
 	$(BIN)/python -m judgebias.run
 
 ## Everything CI runs: lint, format check, type check, the wheel as a user installs it, the whole test suite.
-test: $(DEV) system litellm llamacpp
+test: $(DEV) system litellm llamacpp oracles
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/mypy src
@@ -41,7 +41,7 @@ test: $(DEV) system litellm llamacpp
 
 ## The quick part only: unit tests, no subprocesses, no services.
 test-quick: $(DEV)
-	$(BIN)/pytest $(PARALLEL) -m "not slow and not reliability and not browser and not redis and not gateway and not cluster and not realmodel and not statistical"
+	$(BIN)/pytest $(PARALLEL) -m "not slow and not reliability and not browser and not redis and not gateway and not cluster and not realmodel and not statistical and not oracle"
 
 ## The tests that read the shared datasets, with an empty folder in their place: they pass or skip, never fail.
 test-alone: $(DEV)
@@ -65,9 +65,14 @@ litellm:
 llamacpp:
 	@bash tools/install-llamacpp.sh
 
+## The other tools' own code (alpaca_eval, fschat) in .venv-oracles, for the audit tests marked `oracle` (skipped
+## at the pinned versions, or with JUDGEBIAS_SKIP_ORACLES=1).
+oracles:
+	@bash tools/install-oracles.sh
+
 ## Speed and memory benchmarks: ratios against baselines measured in the same run.
 bench: $(DEV)
 	$(BIN)/python benchmarks/run.py
 
 clean:
-	rm -rf $(VENV) .venv-litellm .venv-llamacpp .venv-wheel .models build *.egg-info src/*.egg-info
+	rm -rf $(VENV) .venv-litellm .venv-llamacpp .venv-oracles .venv-wheel .models build *.egg-info src/*.egg-info

@@ -21,11 +21,13 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.fixture
-def data_root() -> Path:
-    """The shared real data folder (tests that need it skip with the reason when it is absent)."""
+def data_root(monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The shared real data folder (tests that need it skip with the reason when it is absent), also as
+    JUDGEBIAS_DATA_ROOT for the runs the test makes in its own process."""
     root = shared_data_root()
     if root is None:
         pytest.skip(missing_shared_data())
+    monkeypatch.setenv("JUDGEBIAS_DATA_ROOT", str(root))
     return root
 
 

@@ -11,11 +11,12 @@ from typing import Any
 import pytest
 from hydra import compose, initialize_config_module
 
-from judgebias.audit import audit
+from judgebias.audit.auditing import audit
+from judgebias.audit.files import write_jsonl
+from judgebias.audit.formats.common import Options
+from judgebias.audit.formats.fastchat import export_fastchat
 from judgebias.cli.schemas import register_schemas
-from judgebias.core.toolformats import export_fastchat
 from judgebias.engine.runner import run_experiment
-from judgebias.io.toolfiles import write_jsonl
 from judgebias.run import to_config
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "data" / "audit"
@@ -32,7 +33,7 @@ def test_fastchat_audit_replays_every_judge_and_prompt_beside_show_result(tmp_pa
         "fastchat",
         [EXAMPLES / "fastchat" / "mt_bench"],
         tmp_path,
-        human=EXAMPLES / "fastchat" / "human_judgments.json",
+        options=Options(human=EXAMPLES / "fastchat" / "human_judgments.json"),
         resamples=100,
         echo=quiet,
     )
@@ -59,7 +60,7 @@ def test_arenahard_audit_keeps_failed_games_failed_and_reports_the_score(tmp_pat
     report = audit("arenahard", [EXAMPLES / "arenahard" / "arena-hard-v2.0"], tmp_path, resamples=100, echo=quiet)
     ours = report["judges"]["gpt-4.1"]["judgebias"]
     assert (6, 0.4) == (ours["n_items"], ours["position_consistency"])
-    assert ours["position_consistency_note"] is None
+    assert "position_consistency" not in ours.get("notes", {})
     assert 0.75 == report["tool_figures"]["gpt-4.1"]["show_result"]["models"]["my-model"]["score"]
     assert 1 == len(report["readings"]["disagreements"])
 
@@ -68,7 +69,7 @@ def test_alpacaeval_audit_has_no_consistency_but_length_and_the_tool_win_rate(tm
     """AlpacaEval's one randomised order: no consistency, a longer-wins figure, and the tool's own win rate."""
     report = audit("alpacaeval", [EXAMPLES / "alpacaeval"], tmp_path, resamples=100, echo=quiet)
     ours = report["judges"]["weighted_alpaca_eval_gpt4_turbo"]["judgebias"]
-    assert ours["position_consistency"] is None and "one order" in ours["position_consistency_note"]
+    assert ours["position_consistency"] is None and "one order" in ours["notes"]["position_consistency"]
     assert ours["longer_wins"] is not None
     board = report["tool_figures"]["weighted_alpaca_eval_gpt4_turbo"]["leaderboard"]["models"]["my-model"]
     assert pytest.approx(54.571, abs=1e-3) == board["win_rate"]

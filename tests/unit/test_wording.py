@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from judgebias.audit import format_audit
+from judgebias.audit.report import format_audit
 from judgebias.core.sampling import position_entropy
 from judgebias.figures.formatting import counted
 from judgebias.io.output import agreement_text

@@ -25,6 +25,7 @@ from judgebias.core.verdict import WIN_SCORE, is_consistent, preference, reconci
 from judgebias.figures import identifiability, stats
 from judgebias.figures.calibration import calibrate
 from judgebias.figures.clustering import Clustering
+from judgebias.figures.formatting import counted
 from judgebias.figures.stats import FloatArray
 
 Label = TypeVar("Label", bound=str)  # a positional label or an item-frame verdict, whichever a majority counts
@@ -462,7 +463,7 @@ def _length_controlled(
     y = np.array([1.0 if r.verdict == "1" else 0.0 for r in fitted], dtype=np.float64)
     if keep.size < _MIN_LC_ITEMS:
         needed = f"the length-controlled win rate needs at least {_MIN_LC_ITEMS}"
-        out["length_controlled_note"] = f"only {keep.size} decisive verdicts; {needed}"
+        out["length_controlled_note"] = f"only {counted(keep.size, 'decisive verdict')}; {needed}"
         out["length_controlled_identifiable"] = False
         return out
     spread = float(x.std())
@@ -528,7 +529,7 @@ def _style_controlled(items: Sequence[ItemResult], decisive: FloatArray, figures
     }
     if keep.size < _MIN_SC_ITEMS:
         needed = f"the style-controlled win rate needs at least {_MIN_SC_ITEMS}"
-        out["style_controlled_note"] = f"only {keep.size} decisive verdicts with recorded styles; {needed}"
+        out["style_controlled_note"] = f"only {counted(keep.size, 'decisive verdict')} with recorded styles; {needed}"
         out["style_controlled_identifiable"] = False
         return out
     names, z = _style_covariates(fitted)

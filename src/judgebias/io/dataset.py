@@ -21,7 +21,7 @@ from judgebias.core.item import Item, shared_name
 from judgebias.core.labels import SPELLED, human_label
 from judgebias.core.style import strip_markdown as plain_text
 from judgebias.core.style import style_of
-from judgebias.io.jsonl import json_line
+from judgebias.io.jsonl import json_line, lone_surrogate
 
 EMBEDDED = "embedded"  # data.root value for datasets shipped inside the package
 SHARED = "shared"  # data.root value for the shared datasets under $JUDGEBIAS_DATA_ROOT
@@ -160,20 +160,15 @@ SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 def _check_encodable(record: dict[str, Any], path: Path, number: int) -> None:
     """Refuse a lone surrogate escape ("\\ud83d" without its pair): it is not text, and no request could carry it."""
-    try:
-        json.dumps(record, ensure_ascii=False).encode("utf-8")  # the whole line at once: fields only when it fails
+    if lone_surrogate(record) is None:  # the whole line at once: fields only when it fails
         return
-    except UnicodeEncodeError:
-        pass
     for field, value in record.items():
-        try:
-            json.dumps(value, ensure_ascii=False).encode("utf-8")
-        except UnicodeEncodeError as error:
-            bad = error.object[error.start : error.end].encode("unicode_escape").decode("ascii")
+        bad = lone_surrogate(value)
+        if bad is not None:
             raise UserError(
                 f"{path}:{number}: field {field!r}: contains {bad}, half of a UTF-16 surrogate pair, which is not "
                 f"text: fix the line (an emoji escape needs both halves, e.g. \\ud83d\\ude00)"
-            ) from None
+            )
 
 
 # Names other datasets give the fields judgebias reads, to suggest a renaming when a required field is missing.

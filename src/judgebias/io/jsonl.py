@@ -43,3 +43,13 @@ def decode_problem(error: json.JSONDecodeError, *, column: bool = True) -> str:
     if not column:
         return error.msg
     return f"{error.msg}{'' if error.msg.endswith(' at') else ' at'} column {error.colno}"
+
+
+def lone_surrogate(value: Any) -> str | None:
+    """The first lone UTF-16 surrogate in a decoded JSON value, as its escape ("\\ud83d"), or None: half a pair is
+    not text, and no file or request could store it (JSON text decodes to one only from a "\\uD8xx" escape)."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as error:
+        return str(error.object[error.start : error.end].encode("unicode_escape").decode("ascii"))
+    return None

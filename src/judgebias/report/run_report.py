@@ -18,6 +18,7 @@ from judgebias.core.style import FEATURES
 from judgebias.core.verdict import item_winner
 from judgebias.figures import formatting
 from judgebias.figures.formatting import counted, pct
+from judgebias.figures.metrics import ONE_ORDER_NOTE
 from judgebias.report import svg
 from judgebias.report.digest import MAX_TABLE_ROWS, VerdictDigest, length_label, read_verdicts, style_label, styles
 from judgebias.report.pages import (
@@ -509,6 +510,7 @@ def render_report(
         title=f"judgebias: {heading}",
         heading=heading,
         n_items=shown(s.get("n_items")),
+        one_order=s.get("position_consistency_note") == ONE_ORDER_NOTE,
         resamples=shown(s.get("bootstrap_resamples")),
         status=str(s.get("status", "ok")),
         notes=notes(s),

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from judgebias.core import toolformats
+from judgebias.audit import files
+from judgebias.audit.formats import alpacaeval as alpaca
+from judgebias.audit.formats import arenahard as arena
+from judgebias.audit.formats import common
+from judgebias.audit.formats import fastchat as chat
 from judgebias.core.errors import UserError
 from judgebias.core.parsing import parse_reply
-from judgebias.figures import toolfigures
-from judgebias.io import toolfiles
+from tests.helpers import REPO
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "data" / "audit"
 FASTCHAT = EXAMPLES / "fastchat" / "mt_bench"
@@ -20,35 +24,30 @@ ARENAHARD = EXAMPLES / "arenahard" / "arena-hard-v2.0"
 ALPACAEVAL = EXAMPLES / "alpacaeval"
 
 
-def fastchat(judgments: list[toolformats.Record] | None = None) -> toolformats.Converted:
+def fastchat(judgments: list[common.Record] | None = None) -> common.Converted:
     """The shipped FastChat example converted (optionally with other judgment lines)."""
-    found = toolfiles.fastchat_inputs([FASTCHAT])
-    votes = toolformats.fastchat_human_votes(toolfiles.read_records(EXAMPLES / "fastchat" / "human_judgments.json"))
-    return toolformats.convert_fastchat(
+    found, _ = chat._inputs([FASTCHAT])
+    votes = chat.fastchat_human_votes(files.read_records(EXAMPLES / "fastchat" / "human_judgments.json"))
+    return chat.convert_fastchat(
         judgments if judgments is not None else found["judgments"],
-        toolformats.fastchat_questions(found["questions"]),
-        toolformats.fastchat_answers(found["answers"]),
-        toolformats.fastchat_answers(found["references"]),
+        chat.fastchat_questions(found["questions"]),
+        chat.fastchat_answers(found["answers"]),
+        chat.fastchat_answers(found["references"]),
         votes,
     )
 
 
-def arenahard() -> toolformats.Converted:
+def arenahard() -> common.Converted:
     """The shipped Arena-Hard-Auto example converted."""
-    found = toolfiles.arenahard_inputs([ARENAHARD])
-    return toolformats.convert_arenahard(
-        found["judgments"],
-        toolformats.arenahard_questions(found["questions"]),
-        toolformats.arenahard_answers(found["answers"]),
-    )
+    return arena.convert([ARENAHARD], common.Options())
 
 
-def alpacaeval() -> toolformats.Converted:
+def alpacaeval() -> common.Converted:
     """The shipped AlpacaEval example converted."""
-    return toolformats.convert_alpacaeval(toolfiles.alpacaeval_inputs([ALPACAEVAL]))
+    return alpaca.convert([ALPACAEVAL], common.Options())
 
 
-def row_at(converted: toolformats.Converted, line: int) -> dict[str, Any]:
+def row_at(converted: common.Converted, line: int) -> dict[str, Any]:
     """The judgments line converted from source line `line`."""
     (row,) = [row for row in converted.judgments if row["source"].endswith(f":{line}")]
     return row
@@ -134,14 +133,14 @@ def test_a_second_recording_of_the_same_judge_and_item_is_refused_with_both_line
 def test_fastchat_own_extraction_tests_a_before_b_wherever_they_stand():
     """FastChat's rule reads a judgment quoting "[[A]]" and concluding "[[B]]" as A; judgebias's parser reads B."""
     text = 'Output "[[A]]" if A is better, "[[B]]" if B is better. B is right. [[B]]'
-    assert "A" == toolformats.fastchat_tool_reading(text)
+    assert "A" == chat.fastchat_tool_reading(text)
     assert "B" == parse_reply(text, style="brackets", tie_label="C")
-    assert "error" == toolformats.fastchat_tool_reading("no verdict")
+    assert "error" == chat.fastchat_tool_reading("no verdict")
 
 
 def test_fastchat_show_result_is_computed_as_the_tool_computes_it():
     """Error lines dropped, a tie or a disagreement between games a tie, the baseline's row left out."""
-    figures = toolfigures.fastchat_show_result(fastchat().judgments)
+    figures = chat.fastchat_show_result(fastchat().judgments)
     assert ("pairwise-baseline", "gpt-3.5-turbo", 2) == (
         figures["mode"],
         figures["baseline"],
@@ -166,7 +165,7 @@ def test_fastchat_show_result_is_computed_as_the_tool_computes_it():
 
 def test_side_by_side_reading_lists_the_judgment_the_two_readers_disagree_on():
     """Of the 15 readable FastChat judgments only line 4's first game reads differently: FastChat A, judgebias B."""
-    readings = toolfigures.compare_readings(fastchat().judgments, style="brackets", tie_label="C")
+    readings = common.compare_readings(fastchat().judgments, style="brackets", tie_label="C")
     assert (15, 14, 1) == (readings["compared"], readings["agree"], readings["both_unread"])
     (disagreement,) = readings["disagreements"]
     assert ("A", "B", 1) == (disagreement["tool"], disagreement["judgebias"], disagreement["order"])
@@ -186,7 +185,7 @@ def test_arenahard_games_are_ordered_model_first_then_baseline_first():
 
 def test_arenahard_score_counts_strong_verdicts_three_times():
     """show_result.py's score: 0.75 for my-model (0.583 were a strong verdict counted once); null lines dropped."""
-    figures = toolfigures.arenahard_show_result(arenahard().judgments, resamples=50)
+    figures = arena.show_result(arenahard().judgments, resamples=50)
     mine = figures["models"]["my-model"]
     assert (0.75, 10) == (mine["score"], mine["battles"])
     assert pytest.approx(3.5 / 6) == mine["score_weight_1"]
@@ -196,10 +195,10 @@ def test_arenahard_score_counts_strong_verdicts_three_times():
 
 def test_arenahard_last_verdict_wins_for_the_tool_but_two_directions_are_invalid_for_judgebias():
     """A judgment that states [[A>B]] then [[B>A]] is B>A for Arena-Hard and "invalid" for judgebias."""
-    readings = toolfigures.compare_readings(arenahard().judgments, style="arenahard", tie_label="A=B", tool_labels=True)
+    readings = common.compare_readings(arenahard().judgments, style="arenahard", tie_label="A=B", tool_labels=True)
     (disagreement,) = readings["disagreements"]
     assert ("B", "invalid", "B>A") == (disagreement["tool"], disagreement["judgebias"], disagreement["tool_label"])
-    assert "B>A" == toolformats.arenahard_tool_reading("[[A>B]] ... [[B>A]]")
+    assert "B>A" == arena.arenahard_tool_reading("[[A>B]] ... [[B>A]]")
 
 
 @pytest.mark.parametrize(
@@ -240,7 +239,7 @@ def test_alpacaeval_item_shows_the_answer_shown_first_as_a():
 def test_alpacaeval_win_rate_draws_and_missing_preference_the_tool_way():
     """win_rate = mean(preference - 1) in %, 0 and 1.5 are draws, a null preference is left out and a failed call."""
     converted = alpacaeval()
-    figures = toolfigures.alpacaeval_leaderboard(converted.judgments)["models"]["my-model"]
+    figures = alpaca.leaderboard(converted.judgments)["models"]["my-model"]
     prefs = [1.0, 1.92, 1.05, 1.85, 1.5, 1.5, 2.0]
     assert pytest.approx(sum(p - 1 for p in prefs) / 7 * 100) == figures["win_rate"]
     assert (7, 1, 2, 3, 2) == (
@@ -250,7 +249,7 @@ def test_alpacaeval_win_rate_draws_and_missing_preference_the_tool_way():
         figures["n_wins"],
         figures["n_wins_base"],
     )
-    assert figures["length_controlled_winrate"] < figures["win_rate"]  # the longer answer was preferred here
+    assert figures["length_controlled_winrate_minimal"] < figures["win_rate"]  # the longer answer was preferred here
     assert any("error1" in row for row in converted.judgments)
 
 
@@ -262,7 +261,7 @@ def test_a_json_array_error_names_the_line_of_the_element(tmp_path):
     path.write_text(json.dumps(entries, indent=2))
     line = json.dumps(entries, indent=2).splitlines().index("  {", 2) + 1
     with pytest.raises(UserError, match=rf"annotations.json:{line}: field 'preference': must be a number"):
-        toolformats.convert_alpacaeval(toolfiles.read_records(path))
+        alpaca.convert_alpacaeval(files.read_records(path))
 
 
 def test_export_to_fastchat_writes_a_bench_fastchat_reads_back():
@@ -279,15 +278,33 @@ def test_export_to_fastchat_writes_a_bench_fastchat_reads_back():
         for row in converted.judgments
         if row["judge"] == "gpt-4/pair-v2"
     ]
-    files = toolformats.export_fastchat(converted.items, verdicts, ("judge-x", "pair-v2"))
+    files = chat.export_fastchat(converted.items, verdicts, ("judge-x", "pair-v2"))
     records = {path: [(path, n, line) for n, line in enumerate(rows, start=1)] for path, rows in files.items()}
-    back = toolformats.convert_fastchat(
+    back = chat.convert_fastchat(
         records["model_judgment/judge-x_pair.jsonl"],
-        toolformats.fastchat_questions(records["question.jsonl"]),
-        toolformats.fastchat_answers(
-            [r for path, rows in records.items() if path.startswith("model_answer/") for r in rows]
-        ),
+        chat.fastchat_questions(records["question.jsonl"]),
+        chat.fastchat_answers([r for path, rows in records.items() if path.startswith("model_answer/") for r in rows]),
     )
     original = {row["id"]: row for row in converted.judgments}
     assert [original[v["id"]]["raw1"] for v in verdicts] == [row["raw1"] for row in back.judgments]
     assert {item["id"] for item in back.items} == {v["id"] for v in verdicts}
+
+
+def test_a_model_judged_against_itself_is_flagged_and_left_out_of_the_pooled_figures(tmp_path: Path) -> None:
+    """An Arena-Hard v0.1 bench with the baseline's own judgment file (baseline against baseline): its lines are
+    flagged, listed, and left out of the tool's score and of the replay, as show_result.py leaves them out."""
+    real = REPO / "tests" / "data" / "audit" / "real" / "arenahard" / "arena-hard-v0.1"
+    bench = tmp_path / "arena-hard-v0.1"
+    shutil.copytree(real, bench)
+    judge_dir = bench / "model_judgment" / "gpt-4-1106-preview"
+    lines = [json.loads(line) for line in (judge_dir / "mistral-7b.jsonl").read_text().splitlines()]
+    (judge_dir / "truth_model.jsonl").write_text(
+        "".join(json.dumps(line | {"model": "truth_model"}) + "\n" for line in lines[:3]), encoding="utf-8"
+    )
+
+    converted = arena.convert([bench], common.Options(baseline="truth_model"))
+
+    flagged = [row for row in converted.judgments if "left_out" in row]
+    assert 3 == len(flagged) and all("against itself" in row["left_out"] for row in flagged)
+    show = arena.show_result(converted.judgments)
+    assert {"dolphin-miner", "mistral-7b"} == set(show["models"]) and 3 == show["lines_left_out"]

@@ -1,0 +1,289 @@
+"""What every audited tool's reader shares: the converted run, record checks that name file, line and field, and
+the tables and readings the tools' own figures are built from. Pure: no files, no clock."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from judgebias.core.errors import UserError
+from judgebias.core.parsing import parse_reply
+
+Record = tuple[str, int, Any]  # (source file, line, parsed JSON value) as the caller read it
+EXCERPT = 300  # characters of a disagreeing judgment's end shown in the list (where the verdict usually is)
+
+
+@dataclass
+class Converted:
+    """What one tool's files become: judgebias items and the judgments replay reads, one judge per configuration.
+
+    `single` holds single-answer grades (FastChat's `*_single.jsonl`), which have no pair to replay.
+    """
+
+    tool: str
+    items: list[dict[str, Any]] = field(default_factory=list)
+    judgments: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    single: list[dict[str, Any]] = field(default_factory=list)
+
+    def judges(self) -> list[str]:
+        """The judge configurations found, in the order first seen."""
+        return list(dict.fromkeys(row["judge"] for row in self.judgments))
+
+
+@dataclass(frozen=True)
+class Options:
+    """What the command line adds to the files: FastChat's human votes, an Arena-Hard v0.1 baseline."""
+
+    human: Path | None = None  # FastChat mt_bench_human_judgments votes
+    baseline: str | None = None  # Arena-Hard v0.1: the baseline model when the records do not show it
+
+    def refuse(self, tool: str, *taken: str) -> None:
+        """A UserError for each option given that `tool`'s files have no use for."""
+        if self.human is not None and "human" not in taken:
+            raise UserError(f"--human reads FastChat's mt_bench_human_judgments votes; {tool} files have no such votes")
+        if self.baseline is not None and "baseline" not in taken:
+            raise UserError(f"--baseline names Arena-Hard's baseline model; {tool} files name their own")
+
+
+@dataclass(frozen=True)
+class Format:
+    """One tool's judgment files: how they are found and read, replayed, and what the tool itself reports.
+
+    A new format is one module in this package with a FORMAT of this type, and one line in the registry.
+    """
+
+    name: str
+    rubric: str  # the judgebias rubric whose parser reads the recorded judgments when they are replayed
+    convert: Callable[[Sequence[Path], Options], Converted]  # paths and options -> items and judgments
+    tool_figures: Callable[[Sequence[Mapping[str, Any]]], dict[str, Any]]  # one judge model's lines -> figures
+    readings: Callable[[Sequence[Mapping[str, Any]]], dict[str, Any]]  # the tool's reading against judgebias's
+    one_order: bool = False  # each record holds one call: position consistency cannot be measured
+    per_model: bool = True  # report every model's figures beside the pooled ones
+
+
+def where(source: str, line: int) -> str:
+    """'SOURCE:LINE', the prefix of every error about one record."""
+    return f"{source}:{line}"
+
+
+def fail(source: str, line: int, name: str, problem: str) -> UserError:
+    return UserError(f"{where(source, line)}: field {name!r}: {problem}")
+
+
+def record_object(source: str, line: int, value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise UserError(f"{where(source, line)}: expected a JSON object, got {type(value).__name__}")
+    return value
+
+
+def text_field(record: Mapping[str, Any], name: str, source: str, line: int) -> str:
+    value = record.get(name)
+    if not isinstance(value, str):
+        got = "missing" if value is None else f"must be a string, got {type(value).__name__}"
+        raise fail(source, line, name, got)
+    return value
+
+
+def key_field(record: Mapping[str, Any], name: str, source: str, line: int) -> str:
+    """A question id as text: FastChat's are integers, Arena-Hard's strings."""
+    value = record.get(name)
+    if isinstance(value, bool) or not isinstance(value, int | str) or value == "":
+        got = "missing" if value is None else f"must be an integer or a string, got {json.dumps(value)[:40]}"
+        raise fail(source, line, name, got)
+    return str(value)
+
+
+class Items:
+    """Items by id, each built once; a second record naming the same item must agree with the first."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, dict[str, Any]] = {}
+
+    def add(self, item: dict[str, Any]) -> None:
+        known = self.rows.setdefault(item["id"], item)
+        if known is not item:
+            for key in ("a", "b", "question"):
+                assert known[key] == item[key], f"item {item['id']} built twice with different {key}"
+
+
+class Seen:
+    """(judge, item) pairs already recorded, so a second recording is named with the line of the first."""
+
+    def __init__(self) -> None:
+        self.first: dict[tuple[str, str], str] = {}
+
+    def check(self, judge: str, item_id: str, source: str, line: int) -> None:
+        key = (judge, item_id)
+        if key in self.first:
+            raise UserError(
+                f"{where(source, line)}: judge {judge!r} judged {item_id!r} twice (first at {self.first[key]}): "
+                "keep one of the two lines"
+            )
+        self.first[key] = where(source, line)
+
+
+def questions_by(
+    records: Iterable[Record], key: str, check: Callable[[Mapping[str, Any], str, int], object]
+) -> dict[str, dict[str, Any]]:
+    """The `key` field -> the question line, each line an object with that key and passing `check`."""
+    questions: dict[str, dict[str, Any]] = {}
+    for source, line, value in records:
+        record = record_object(source, line, value)
+        qid = key_field(record, key, source, line)
+        check(record, source, line)
+        questions[qid] = record
+    return questions
+
+
+def shown_first(prompt: Any, first: str, second: str) -> bool | None:
+    """Whether a recorded prompt shows answer `first` before answer `second`: True or False, or None when the
+    record cannot tell (no prompt, an answer not in it, or one answer inside the other)."""
+    if not isinstance(prompt, str) or not first or not second or first in second or second in first:
+        return None
+    at_first, at_second = prompt.find(first), prompt.find(second)
+    if at_first < 0 or at_second < 0:
+        return None
+    return at_first < at_second
+
+
+def order_evidence(games: Sequence[tuple[Any, str, str]]) -> dict[str, Any]:
+    """What a record proves of the order its answers were shown in, per game (recorded prompt, the answer the
+    tool's rule says was shown first, the other): `order_source` "record" when any game's prompt tells, else
+    "rule"; `order_checked` whether the rule could be checked; `order_agrees` whether every game that tells agrees."""
+    proofs = [shown_first(prompt, first, second) for prompt, first, second in games]
+    known = [proof for proof in proofs if proof is not None]
+    if not known:
+        return {"order_source": "rule", "order_checked": False}
+    return {"order_source": "record", "order_checked": True, "order_agrees": all(known)}
+
+
+ORDER_DISAGREEMENT_ALLOWED = 3  # records the rule may contradict (damaged or hand-edited lines) before it is distrusted
+
+
+def order_summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Over one judge's records: how the order shown was decided and how often the tool's rule matched the
+    records' own evidence. `order_trusted` is False when it contradicted more than a handful (3, or 1%) of them:
+    the positional figures of records decided by the rule alone are then not reported."""
+    checked = [row for row in rows if row.get("order_checked")]
+    disagree = sum(not row.get("order_agrees") for row in checked)
+    from_record = sum(row.get("order_source") == "record" for row in rows)
+    allowed = max(ORDER_DISAGREEMENT_ALLOWED, int(0.01 * len(checked)))
+    return {
+        "records": len(rows),
+        "order_from_record": from_record,
+        "order_from_rule": len(rows) - from_record,
+        "order_checked": len(checked),
+        "order_agrees": len(checked) - disagree,
+        "order_agreement": (len(checked) - disagree) / len(checked) if checked else None,
+        "order_trusted": disagree <= allowed,
+    }
+
+
+def slug(text: str) -> str:
+    """A name as it may stand in an item id."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text)[:60]
+
+
+def digest(text: str) -> str:
+    """A short stable hash of a text, for ids."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+def model_table(outcomes: Iterable[tuple[str, str, str]], baseline: str | None = None) -> dict[str, dict[str, Any]]:
+    """FastChat show_result.py's pairwise table from (model_1, model_2, outcome "1" | "2" | "tie") triples.
+
+    Per model: win, loss, tie, win_rate = win / n, loss_rate, win_rate_adjusted = (win + tie / 2) / n. With a
+    baseline (pairwise-baseline mode) only pairs that include it count and the baseline's own row is left out.
+    """
+    table: dict[str, dict[str, Any]] = {}
+    for model_1, model_2, outcome in outcomes:
+        if baseline is not None and baseline not in (model_1, model_2):
+            continue
+        for model, won in ((model_1, "1"), (model_2, "2")):
+            row = table.setdefault(model, {"win": 0, "loss": 0, "tie": 0})
+            key = "tie" if outcome == "tie" else ("win" if outcome == won else "loss")
+            row[key] += 1
+    if baseline is not None:
+        table.pop(baseline, None)
+    for row in table.values():
+        n = row["win"] + row["loss"] + row["tie"]
+        row["win_rate"] = row["win"] / n
+        row["loss_rate"] = row["loss"] / n
+        row["win_rate_adjusted"] = (row["win"] + 0.5 * row["tie"]) / n
+    return dict(sorted(table.items(), key=lambda kv: -kv[1]["win_rate_adjusted"]))
+
+
+def common_model(pairs: Sequence[tuple[str, str]]) -> str | None:
+    """The model in every pair, when there is exactly one (FastChat's pairwise-baseline mode), else None."""
+    if not pairs:
+        return None
+    shared = set(pairs[0])
+    for pair in pairs[1:]:
+        shared &= set(pair)
+    return next(iter(shared)) if len(shared) == 1 else None
+
+
+def judgebias_table(verdicts: Iterable[Mapping[str, Any]], baseline: str | None = None) -> dict[str, Any]:
+    """The same table from judgebias's verdicts (both orders must agree; an error item is left out, as FastChat
+    leaves out an error game)."""
+    outcomes = [
+        (v.get("model_a") or "a", v.get("model_b") or "b", v["verdict"]) for v in verdicts if v["verdict"] != "error"
+    ]
+    baseline = baseline or common_model([(m1, m2) for m1, m2, _ in outcomes])
+    return {"baseline": baseline, "models": model_table(outcomes, baseline)}
+
+
+def compare_readings(
+    rows: Sequence[Mapping[str, Any]], *, style: str, tie_label: str, tool_labels: bool = False
+) -> dict[str, Any]:
+    """The tool's reading of every recorded judgment next to judgebias's parser on the same text.
+
+    Both unable to read a judgment counts as agreement (neither guessed); a failed call (no text) is left out.
+    With `tool_labels` (Arena-Hard) the tool's five-point label is kept beside its direction.
+    """
+    compared, agree, both_unread = 0, 0, 0
+    listed: list[dict[str, Any]] = []
+    per_judge: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        for order in (1, 2):
+            raw = row.get(f"raw{order}")
+            if raw is None or row.get(f"error{order}"):
+                continue
+            tool = row.get(f"call{order}")
+            ours = parse_reply(raw, style=style, tie_label=tie_label)
+            same = tool == ours or (tool is None and ours == "invalid")
+            compared += 1
+            agree += same
+            both_unread += tool is None and ours == "invalid"
+            counts = per_judge.setdefault(row["judge"], {"compared": 0, "agree": 0})
+            counts["compared"] += 1
+            counts["agree"] += same
+            if not same:
+                entry: dict[str, Any] = {
+                    "id": row["id"],
+                    "judge": row["judge"],
+                    "order": order,
+                    "tool": tool if tool is not None else "unread",
+                    "judgebias": ours,
+                    "source": row.get("source"),
+                    "judgment_end": raw[-EXCERPT:],
+                }
+                if tool_labels:
+                    entry["tool_label"] = row.get(f"score{order}")
+                listed.append(entry)
+    for counts in per_judge.values():
+        counts["agreement"] = counts["agree"] / counts["compared"] if counts["compared"] else None
+    return {
+        "compared": compared,
+        "agree": agree,
+        "both_unread": both_unread,
+        "agreement": agree / compared if compared else None,
+        "judges": per_judge,
+        "disagreements": listed,
+    }

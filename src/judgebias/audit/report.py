@@ -1,0 +1,142 @@
+"""audit.md: what audit.json holds, for reading. Every figure is shown, or the reason it is missing. Pure."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from judgebias.figures.formatting import ci_text, counted, pct
+
+NOT_RATES = ("first_position_p", "cohen_kappa", "n_items", "n_invalid")
+REASONS = {
+    "human_agreement": "the files carry no human labels",
+    "cohen_kappa": "the files carry no human labels",
+    "human_vote_agreement": "the files carry no human votes",
+    "styled_wins": "no decisive verdict between answers that differ in formatting",
+    "style_controlled_win_rate": "not identifiable from these items",
+    "length_controlled_win_rate": "not identifiable from these items",
+}
+
+
+def _figure(key: str, value: Any, bounds: Any) -> str:
+    if isinstance(value, float) and key not in NOT_RATES:
+        return pct(value) + ci_text(bounds)
+    if isinstance(value, float):
+        return f"{value:.3g}" + (f" [{bounds[0]:.3g}, {bounds[1]:.3g}]" if bounds else "")
+    return str(value)
+
+
+def figure_lines(figures: Mapping[str, Any], *, one_order: bool, indent: str = "") -> list[str]:
+    """One line per figure of a replay, with its interval, or with why it is missing."""
+    ci, notes = figures.get("ci", {}), figures.get("notes", {})
+    lines = []
+    for key, value in figures.items():
+        if key in ("ci", "notes", "run", "position", "tool"):
+            continue
+        if value is None:
+            if one_order and key in ("position_consistency", "biased_first", "biased_second", "first_position_p"):
+                reason = "one order recorded per item (the position figure is first-shown wins, below)"
+            else:
+                reason = notes.get(key) or REASONS.get(key, "not measurable on these items")
+            lines.append(f"{indent}- {key}: n/a ({reason})")
+        else:
+            lines.append(f"{indent}- {key}: {_figure(key, value, ci.get(key))}")
+    return lines
+
+
+def _tool_text(row: Mapping[str, Any]) -> str:
+    """A tool's per-model row in one line, its numbers as the tool reports them (fractions stay fractions)."""
+
+    def shown(value: Any) -> str:
+        if isinstance(value, float):
+            return f"{value:.4g}"
+        if isinstance(value, list):
+            return "[" + ", ".join(shown(v) for v in value) + "]"
+        return str(value)
+
+    return ", ".join(f"{key} {shown(value)}" for key, value in row.items() if not isinstance(value, dict))
+
+
+def _position_line(position: Mapping[str, Any], indent: str = "") -> str:
+    share = position.get("first_shown_wins")
+    if share is None:
+        return f"{indent}- first-shown wins: n/a ({position.get('note') or 'no decisive record'})"
+    return (
+        f"{indent}- first-shown wins: {pct(share)}{ci_text(position.get('first_shown_ci'))} of "
+        f"{counted(position['first_shown_n'], 'decisive record')}, sign test p = {position['first_shown_p']:.3g}"
+    )
+
+
+def format_audit(report: Mapping[str, Any]) -> str:
+    """audit.md: per judge, judgebias's figures (pooled, then per model) beside the tool's own, then the readings."""
+    tool = str(report["tool"])
+    lines = [
+        f"# Audit of {'an' if tool[:1].lower() in 'aeiou' else 'a'} {tool} run",
+        "",
+        f"{counted(report['items'], 'item')}, {counted(report['judgment_lines'], 'judgment line')}.",
+    ]
+    lines += [f"- note: {note}" for note in report["notes"]]
+    for judge, entry in report["judges"].items():
+        lines += ["", f"## {judge}" + (" (reference-guided prompt)" if entry.get("reference_guided") else ""), ""]
+        order = entry["order"]
+        checked = order["order_checked"]
+        lines.append(
+            f"- order shown: {order['order_from_record']} of {order['records']} records by their own evidence, "
+            f"{order['order_from_rule']} by the tool's rule"
+            + (f"; the rule agrees with the evidence on {order['order_agrees']} of {checked}" if checked else "")
+            + ("" if order["order_trusted"] else " — too few: positional figures withheld")
+        )
+        if entry.get("win_rate_is"):
+            lines.append(f"- win_rate here is {entry['win_rate_is']}")
+        for left in entry.get("lines_left_out", []):
+            lines.append(f"- left out of the pooled figures: {left['id']} ({left['why']})")
+        ours = entry.get("judgebias")
+        if ours:
+            lines += figure_lines(ours, one_order=bool(report.get("one_order")))
+        if entry.get("position"):
+            lines.append(_position_line(entry["position"]))
+        for model, figures in (entry.get("models") or {}).items():
+            lines.append(f"- model {model}:")
+            if figures.get("tool"):
+                lines.append(f"  - the tool's own figures: {_tool_text(figures['tool'])}")
+            lines += figure_lines(figures, one_order=bool(report.get("one_order")), indent="  ")
+            if figures.get("position"):
+                lines.append(_position_line(figures["position"], "  "))
+        rule = "one recorded order per item" if report.get("one_order") else "a preference kept when both orders agree"
+        tables = (
+            (f"judgebias's verdicts ({rule})", entry.get("judgebias_table")),
+            ("the tool's own show_result", entry.get("tool_table")),
+        )
+        for label, table in tables:
+            if table is not None:
+                lines.append(f"- {label}:" + ("" if table["models"] else " no line left (every one has an error game)"))
+                for model, row in table["models"].items():
+                    lines.append(
+                        f"  - {model}: win {row['win']}, loss {row['loss']}, tie {row['tie']}, "
+                        f"win_rate {pct(row['win_rate'])}, win_rate_adjusted {pct(row['win_rate_adjusted'])}"
+                    )
+    for name, figures in report["tool_figures"].items():
+        lines += ["", f"## The tool's own figures: {name}", "", "```", json.dumps(figures, indent=2), "```"]
+    if report.get("single"):
+        lines += ["", "## Single-answer grades (the tool's show_result --mode single)", "", report["single"]["note"]]
+        for judge, table in report["single"]["judges"].items():
+            lines.append(f"- {judge}:")
+            for model, row in table["models"].items():
+                turns = ", ".join(
+                    f"turn {turn} {row[f'turn{turn}']:.4f}" for turn in (1, 2) if row[f"turn{turn}"] is not None
+                )
+                lines.append(f"  - {model}: {turns}; average {row['average']:.4f} ({counted(row['n'], 'grade')})")
+    readings = report["readings"]
+    lines += ["", "## Readings: the tool's extraction against judgebias's parser", ""]
+    if "note" in readings:
+        lines.append(readings["note"])
+    else:
+        lines.append(
+            f"{readings['agree']} of {readings['compared']} judgments read the same ({pct(readings['agreement'])})."
+        )
+        for entry in readings["disagreements"]:
+            lines.append(
+                f"- {entry['source']} order {entry['order']}: tool {entry['tool']}, judgebias {entry['judgebias']}"
+            )
+    return "\n".join(lines) + "\n"

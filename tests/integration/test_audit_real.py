@@ -1,0 +1,245 @@
+"""The audit on real published judgment files (tests/data/audit/real/, provenance in its README), with the other
+tools' own code as the oracle where it installs from PyPI (alpaca_eval, fschat in .venv-oracles), and the tool's
+rule read from its cited source where it does not (Arena-Hard-Auto), recomputed here with plain loops."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from judgebias.audit.auditing import audit
+from judgebias.audit.formats import alpacaeval
+from tests.helpers import REPO
+
+REAL = REPO / "tests" / "data" / "audit" / "real"
+ALPACA_FILES = sorted((REAL / "alpacaeval").rglob("annotations.json"))
+ORACLES = REPO / ".venv-oracles" / "bin" / "python"
+FASTCHAT_BENCH = REAL / "fastchat" / "mt_bench"
+ARENAHARD_BENCH = REAL / "arenahard" / "arena-hard-v0.1"
+
+pytestmark = pytest.mark.slow
+
+
+def oracle(code: str, *args: str) -> Any:
+    """Run `code` with the other tools installed (.venv-oracles) and return the JSON it prints last."""
+    if not ORACLES.exists():
+        pytest.skip("the other tools' code is not installed: tools/install-oracles.sh makes .venv-oracles")
+    done = subprocess.run([str(ORACLES), "-c", code, *args], capture_output=True, text=True, timeout=240, check=False)
+    assert 0 == done.returncode, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def quiet(_: str) -> None:
+    """Echo nothing (each replay's summary is in its folder)."""
+
+
+ALPACA_ORDER = """
+import json, sys
+import pandas as pd
+from alpaca_eval.annotators import PairwiseAnnotator
+records = json.load(open(sys.argv[1]))
+annotator = PairwiseAnnotator(annotators_config=records[0]["annotator"])
+single = next(iter(annotator.annotators.values()))
+switch = next(p for p in single.processors if type(p).__name__ == "RandomSwitchTwoColumnsProcessor")
+frame = switch.preprocess(pd.DataFrame(records))
+print(json.dumps([bool(v) for v in frame["is_switched_outputs"]]))
+"""
+
+ALPACA_WINRATE = """
+import json, sys
+from alpaca_eval.metrics import get_winrate
+print(json.dumps({key: float(value) for key, value in get_winrate(json.load(open(sys.argv[1]))).items()}))
+"""
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("path", ALPACA_FILES, ids=lambda path: path.parent.name)
+def test_the_alpacaeval_order_rule_is_the_tools_own_and_the_records_agree(path: Path) -> None:
+    """The seeded order rule gives, record for record, the switch AlpacaEval's own annotator computes (its default
+    seed, its processor), and every record whose completion proves the order agrees with it."""
+    records = json.loads(path.read_text(encoding="utf-8"))
+    theirs = oracle(ALPACA_ORDER, str(path))
+
+    ours = [alpacaeval.switched_by_rule(record["instruction"]) for record in records]
+    proved = [alpacaeval.switched_by_record(record["raw_completion"], record["preference"]) for record in records]
+
+    assert theirs == ours
+    decided = [(p, t) for p, t in zip(proved, theirs, strict=True) if p is not None]
+    assert len(decided) >= 0.95 * len(records)
+    assert all(p == t for p, t in decided)
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("path", ALPACA_FILES, ids=lambda path: path.parent.name)
+def test_alpacaevals_win_rate_is_its_own_get_winrate(path: Path, tmp_path: Path) -> None:
+    """The tool's figures audit.json lists for the file are alpaca_eval.metrics.get_winrate's, to the digit."""
+    theirs = oracle(ALPACA_WINRATE, str(path))
+
+    report = audit("alpacaeval", [path], tmp_path / "out", resamples=50, echo=quiet)
+
+    (model,) = report["tool_figures"][json.loads(path.read_text())[0]["annotator"]]["leaderboard"]["models"].values()
+    for key in ("n_wins", "n_wins_base", "n_draws", "n_total"):
+        assert theirs[key] == model[key], key
+    assert theirs["win_rate"] == pytest.approx(model["win_rate"], abs=1e-9)
+    assert theirs["standard_error"] == pytest.approx(model["standard_error"], abs=1e-9)
+    assert "length_controlled_winrate" not in model and model["length_controlled_winrate_minimal"] is not None
+
+
+@pytest.mark.parametrize("path", ALPACA_FILES, ids=lambda path: path.parent.name)
+def test_a_one_order_audit_reports_first_shown_wins_from_the_records_order(path: Path, tmp_path: Path) -> None:
+    """The position figure of a one-order file is first-shown wins, counted here by hand from what each record's
+    completion proves (m = shown first); the order comes from the records, and the win_rate is said to be it."""
+    records = json.loads(path.read_text(encoding="utf-8"))
+    first_won = []
+    for record in records:
+        switched = alpacaeval.switched_by_record(record["raw_completion"], record["preference"])
+        if record["preference"] in (None, 1.5, 0) or switched is None:
+            continue
+        first_won.append((record["preference"] > 1.5) == switched)
+
+    report = audit("alpacaeval", [path], tmp_path / "out", resamples=200, echo=quiet)
+    (entry,) = report["judges"].values()
+
+    assert entry["order"]["order_from_record"] >= 0.95 * len(records) and entry["order"]["order_trusted"]
+    assert len(first_won) == entry["position"]["first_shown_n"]
+    assert sum(first_won) / len(first_won) == pytest.approx(entry["position"]["first_shown_wins"])
+    assert "answer shown first" in entry["win_rate_is"]
+    assert entry["judgebias"]["position_consistency"] is None
+    page = (Path(entry["run"]) / "report.html").read_text(encoding="utf-8")
+    assert "each judged once, in the one order recorded" in page and "both orders agree" not in page
+
+
+def test_a_rule_the_records_contradict_withholds_the_positional_figures(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With another seed, the rule contradicts the records' evidence on about half of them: the audit says so and
+    withholds the position figure instead of reporting one with the wrong sign; the records still decide."""
+    (path,) = [p for p in ALPACA_FILES if "fn" in p.parent.name]
+    monkeypatch.setattr(alpacaeval, "SWITCH_SEED", 123)
+
+    report = audit("alpacaeval", [path], tmp_path / "out", resamples=50, echo=quiet)
+    (entry,) = report["judges"].values()
+
+    assert not entry["order"]["order_trusted"] and entry["order"]["order_agrees"] < 0.7 * entry["order"]["records"]
+    assert entry["position"]["first_shown_wins"] is None and "withheld" in entry["position"]["note"]
+    assert "positional figures withheld" in (tmp_path / "out" / "audit.md").read_text(encoding="utf-8")
+
+
+FASTCHAT_SHOW = """
+import subprocess, sys, json
+out = subprocess.run([sys.executable, "-m", "fastchat.llm_judge.show_result", *sys.argv[1:]],
+                     capture_output=True, text=True, check=True).stdout
+print(json.dumps(out))
+"""
+
+
+def show_result_rows(printed: str) -> dict[str, list[str]]:
+    """The rows of a pandas table as show_result prints it: first word -> the numbers after it."""
+    rows = {}
+    for line in printed.splitlines():
+        words = line.split()
+        if len(words) > 1 and re.fullmatch(r"-?\d+(\.\d+)?", words[-1]):
+            rows.setdefault(words[0], []).append(words[1:])
+    return rows
+
+
+@pytest.mark.oracle
+def test_fastchat_pairwise_figures_are_its_own_show_result(tmp_path: Path) -> None:
+    """FastChat's show_result.py --mode pairwise-all on the real pair file prints the win/loss/tie table the audit
+    lists as the tool's own."""
+    judgments = FASTCHAT_BENCH / "model_judgment" / "gpt-4_pair.jsonl"
+    printed = oracle(FASTCHAT_SHOW, "--mode", "pairwise-all", "--input-file", str(judgments))
+
+    report = audit("fastchat", [FASTCHAT_BENCH], tmp_path / "out", resamples=50, echo=quiet)
+
+    table = report["tool_figures"]["gpt-4"]["show_result"]["models"]
+    theirs = show_result_rows(printed)
+    assert set(theirs) == set(table)
+    for model, row in table.items():
+        win, loss, tie, _, _, adjusted = theirs[model][-1]
+        assert (int(win), int(loss), int(tie)) == (row["win"], row["loss"], row["tie"])
+        assert float(adjusted) == pytest.approx(row["win_rate_adjusted"], abs=1e-6)
+
+
+@pytest.mark.oracle
+def test_fastchat_single_grades_are_its_own_show_result(tmp_path: Path) -> None:
+    """show_result.py --mode single on the real single file: turn 1, turn 2 and the average per model."""
+    grades = FASTCHAT_BENCH / "model_judgment" / "gpt-4_single.jsonl"
+    printed = oracle(FASTCHAT_SHOW, "--mode", "single", "--input-file", str(grades))
+
+    report = audit("fastchat", [grades], tmp_path / "out", resamples=50, echo=quiet)
+
+    (table,) = report["single"]["judges"].values()
+    theirs = show_result_rows(printed)
+    for model, row in table["models"].items():
+        turn1, turn2, average = (float(values[-1]) for values in theirs[model])
+        assert (turn1, turn2, average) == pytest.approx((row["turn1"], row["turn2"], row["average"]), abs=1e-5)
+    assert "position bias does not apply" in report["single"]["note"]
+
+
+def test_fastchat_real_pairs_order_is_proved_by_the_recorded_prompts(tmp_path: Path) -> None:
+    """Each game's recorded prompt shows the answers in the order gen_judgment.py's rule says (game 1: model_1
+    first), checked here by where each answer stands in the prompt, and the audit reports per-pair figures."""
+    lines = [json.loads(line) for line in (FASTCHAT_BENCH / "model_judgment" / "gpt-4_pair.jsonl").open()]
+    answers = {
+        path.stem: {json.loads(line)["question_id"]: json.loads(line)["choices"][0]["turns"] for line in path.open()}
+        for path in (FASTCHAT_BENCH / "model_answer").glob("*.jsonl")
+    }
+    proved = 0
+    for line in lines:
+        one = answers[line["model_1"]][line["question_id"]][0]
+        two = answers[line["model_2"]][line["question_id"]][0]
+        apart = one not in two and two not in one  # else the prompt cannot tell which stands where
+        if apart and one in line["g1_user_prompt"] and two in line["g1_user_prompt"]:
+            proved += line["g1_user_prompt"].index(one) < line["g1_user_prompt"].index(two)
+
+    report = audit("fastchat", [FASTCHAT_BENCH], tmp_path / "out", resamples=50, echo=quiet)
+    (entry,) = report["judges"].values()
+
+    assert proved == entry["order"]["order_agrees"] and entry["order"]["order_trusted"]
+    assert entry["judgebias"]["position_consistency"] is not None
+
+
+def arena_battles_by_hand(folder: Path) -> dict[str, float]:
+    """Arena-Hard-Auto v0.1's show_result.py (lmarena/arena-hard-auto at 0489bf3, get_battles_from_row with
+    multiplier 3, then compute_mle_elo and get_win_rate_column against the baseline): game 1 shows the baseline as
+    A, game 2 the model; a strong verdict is three battles; an unscored game none; a tie half a win. With only
+    baseline battles the fitted win rate against the baseline is the battles' mean (ties half)."""
+    won: dict[str, list[float]] = {}
+    for path in sorted(folder.glob("*.jsonl")):
+        for text in path.read_text(encoding="utf-8").splitlines():
+            line = json.loads(text)
+            for game_index, game in enumerate(line["games"]):
+                label = game["score"]
+                model_is_a = game_index == 1
+                weight = 3 if ">>" in label else 1 if label in ("A>B", "B>A", "A=B") else 0
+                if label == "A=B":
+                    value = 0.5
+                else:
+                    a_won = label in ("A>B", "A>>B")
+                    value = 1.0 if a_won == model_is_a else 0.0
+                won.setdefault(line["model"], []).extend([value] * weight)
+    return {model: sum(values) / len(values) for model, values in won.items()}
+
+
+def test_an_arena_hard_v01_bench_is_read_per_model_with_the_tools_score(tmp_path: Path) -> None:
+    """A public v0.1 bench (question_id, no baseline field) is read, its baseline found from the recorded prompts
+    (this fork's truth_model, not the default), and each model's tool score is show_result's, recomputed by hand."""
+    expected = arena_battles_by_hand(ARENAHARD_BENCH / "model_judgment" / "gpt-4-1106-preview")
+
+    report = audit("arenahard", [ARENAHARD_BENCH], tmp_path / "out", resamples=100, echo=quiet)
+
+    show = report["tool_figures"]["gpt-4-1106-preview"]["show_result"]
+    assert ("truth_model", ["v0.1"]) == (show["baseline"], show["versions"])
+    assert expected == pytest.approx({model: row["score"] for model, row in show["models"].items()})
+    (entry,) = report["judges"].values()
+    assert {"dolphin-miner", "mistral-7b"} == set(entry["models"])
+    for model, figures in entry["models"].items():
+        assert figures["tool"]["score"] == pytest.approx(expected[model])
+        assert figures["position_consistency"] is not None and "position_consistency" in figures["ci"]
+    assert entry["order"]["order_agrees"] == entry["order"]["records"] == 20
