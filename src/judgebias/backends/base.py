@@ -34,6 +34,17 @@ class BatchTransport(Protocol):
         """A reply read from the response body a batch line returned."""
 
 
+class AttemptMeter(Protocol):
+    """What a paid backend tells the run of each attempt of one call (engine.budget.Meter): whether another attempt
+    may go, and each attempt the server billed that the call does not use."""
+
+    def before_attempt(self) -> bool:
+        """Whether the next attempt may be sent (the spending cap admits it)."""
+
+    def billed(self, reply: Reply | None) -> object:
+        """An attempt billed but not used: `reply` (no choices, cut off and asked again), or None (a timeout)."""
+
+
 class Backend(ABC):
     """Answers judge calls. Subclasses implement `complete`; the rest are capabilities with defaults."""
 
@@ -43,8 +54,8 @@ class Backend(ABC):
     first_token: bool = False  # the verdict is the reply's first word (a completion after the answer cue)
 
     @abstractmethod
-    def complete(self, request: Request) -> Reply:
-        """The judge's reply to one call."""
+    def complete(self, request: Request, meter: AttemptMeter | None = None) -> Reply:
+        """The judge's reply to one call; a paid backend reports every billed attempt it does not use to `meter`."""
 
     def cache_request(self, messages: list[dict[str, str]]) -> dict[str, Any]:
         """Everything that decides the reply (the cache key's input), never credentials; paid backends only."""

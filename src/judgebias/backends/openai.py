@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from judgebias.backends.base import Backend, BatchTransport, FleetSource
+from judgebias.backends.base import AttemptMeter, Backend, BatchTransport, FleetSource
 from judgebias.backends.chat_reply import reply_of_body, reply_of_text
 from judgebias.backends.completions import completion_body, completion_cache_request, completion_reply
 from judgebias.backends.pacing import Pacer
@@ -33,6 +33,7 @@ from judgebias.core.errors import (
     CacheUnavailable,
     CallFailed,
     FatalJudgeError,
+    SpendingCapReached,
     TruncatedReply,
     UnusableReply,
     UserError,
@@ -229,8 +230,10 @@ class OpenAIJudge(Backend):
         """Extra HTTP headers, their values read from the environment at call time (never cached or written)."""
         return {header: os.environ.get(variable, "") for header, variable in self.config.extra_headers.items()}
 
-    def complete(self, request: Request) -> Reply:
-        """One call with bounded retries; a permanent error raises FatalJudgeError at once."""
+    def complete(self, request: Request, meter: AttemptMeter | None = None) -> Reply:
+        """One call with bounded retries; a permanent error raises FatalJudgeError at once. Every attempt the server
+        billed and the call does not use (no choices, cut off and asked again, timed out) goes to `meter`, and no
+        attempt after one of them is sent unless `meter` admits it."""
         client = self._openai()
         endpoint = client.completions if self.completions else client.chat.completions
         create = endpoint.with_raw_response.create  # the SDK loads its parts before a slot
@@ -246,6 +249,8 @@ class OpenAIJudge(Backend):
         def attempt() -> Reply:
             nonlocal body, sent, cut_off
             self._raise_if_stopped()
+            if meter is not None and not meter.before_attempt():
+                raise SpendingCapReached("not sent: another attempt of this call could pass the spending cap")
             ticket = self.pacer.wait(estimate)
             try:
                 self._raise_if_stopped()
@@ -260,6 +265,8 @@ class OpenAIJudge(Backend):
                 )
             except Exception as error:
                 self.pacer.release(ticket, succeeded=False, throttled=is_throttled(error))
+                if meter is not None and isinstance(error, _sdk().APITimeoutError):
+                    meter.billed(None)  # the server may have finished the request, and billed it
                 if "logprobs" in body and _refuses_logprobs(error):
                     # Degrade to hard verdicts rather than fail the run: this and every later call go without.
                     self.logprobs_refused = True
@@ -274,6 +281,8 @@ class OpenAIJudge(Backend):
                     self.pacer.pause_all(min(wait, self.config.max_wait))
             reply = self._read(self.redact.known(raw.text), response_headers, labels)
             if reply.outcome in TRANSIENT_OUTCOMES:
+                if meter is not None:
+                    meter.billed(reply)  # a 200 is billed, whatever it holds
                 raise UnusableReply(reply)
             if reply.finish_reason == "length" and reply.outcome is None and not self.completions:
                 if not answer_part(reply.text or "").strip():
@@ -283,6 +292,8 @@ class OpenAIJudge(Backend):
                 if self._unreadable(reply, request):
                     cut_off += 1
                     if self._sampled() and cut_off <= TRUNCATED_RETRIES:
+                        if meter is not None:
+                            meter.billed(reply)
                         raise TruncatedReply(reply)  # another sample may fit; at temperature 0 it would not
                     return _truncated(reply, "the reply was cut off at judge.max_tokens before a readable verdict")
             return reply

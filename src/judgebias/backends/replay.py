@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from judgebias.backends.base import Backend
+from judgebias.backends.base import AttemptMeter, Backend
 from judgebias.config.schema import JudgeConfig
 from judgebias.core.errors import RecordedCallFailed, UserError
 from judgebias.core.item import Item
@@ -53,7 +53,7 @@ class ReplayJudge(Backend):
         """Whether only the first order was recorded for `item` (its second call does not exist)."""
         return self.replies[item.id][2]
 
-    def complete(self, request: Request) -> Reply:
+    def complete(self, request: Request, meter: AttemptMeter | None = None) -> Reply:
         failure = self.failures.get((request.item.id, request.view.order))
         if failure is not None:
             raise RecordedCallFailed(f"the recorded call failed: {failure}")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 
-from judgebias.backends.base import Backend
+from judgebias.backends.base import AttemptMeter, Backend
 from judgebias.config.checks import check_judge
 from judgebias.config.schema import JudgeConfig, RubricConfig, Strategy
 from judgebias.core.record import Reply, Request
@@ -50,7 +50,7 @@ class ScriptedJudge(Backend):
             return "tie"
         return "A" if (human == "1") == (view.order == 1) else "B"  # the human's pick, where it is shown
 
-    def complete(self, request: Request) -> Reply:
+    def complete(self, request: Request, meter: AttemptMeter | None = None) -> Reply:
         """The rubric's reply for the scripted choice, in the words offered for it."""
         label = request.view.label_of(self.choose(request), self.rubric.tie_label)
         text = format_reply(self.rubric, label)

@@ -69,6 +69,9 @@ def check_settings(config: Config) -> None:
         raise UserError(f"max_cost_usd={config.max_cost_usd} must be more than 0 (or null for no cap)")
     if config.max_tokens_total is not None and config.max_tokens_total < 1:
         raise UserError(f"max_tokens_total={config.max_tokens_total} must be at least 1 (or null for no cap)")
+    if config.max_cost_usd is not None or config.max_tokens_total is not None:
+        for judge in judges_of(config).values():
+            check_cap(judge, config.max_cost_usd, config.max_tokens_total)
     if config.bootstrap.resamples > MAX_RESAMPLES:
         raise UserError(
             f"bootstrap.resamples={config.bootstrap.resamples} is above the bound of {MAX_RESAMPLES}: beyond it the "
@@ -129,8 +132,16 @@ def check_judge(judge: JudgeConfig) -> None:
         raise UserError(
             f"judge {judge.name!r}: judge.{odd[0]}={odd[1]} is not a number a run can use: give a finite value"
         )
-    if judge.samples < 1:
-        raise UserError(f"judge {judge.name!r}: judge.samples={judge.samples} must be at least 1 (default 1)")
+    if not 1 <= judge.samples <= MAX_SAMPLES:
+        raise UserError(
+            f"judge {judge.name!r}: judge.samples={judge.samples} must be from 1 (default) to {MAX_SAMPLES}: each "
+            f"item is asked 2 x samples times, and {MAX_SAMPLES} already measures repetition stability to a point"
+        )
+    for key in ("price_input_per_mtok", "price_output_per_mtok"):
+        if getattr(judge, key) < 0:
+            raise UserError(
+                f"judge {judge.name!r}: judge.{key}={getattr(judge, key)} must be 0 or more (USD per million tokens)"
+            )
     if judge.backend == BackendKind.openai:
         _check_openai(judge)
     elif judge.backend == BackendKind.scripted:
@@ -143,6 +154,41 @@ def check_judge(judge: JudgeConfig) -> None:
             raise UserError(f"judge {judge.name!r}: judge.first_bias={judge.first_bias} must be within [0, 1]")
         if not 0.0 <= judge.style_bias <= 1.0:
             raise UserError(f"judge {judge.name!r}: judge.style_bias={judge.style_bias} must be within [0, 1]")
+
+
+MAX_SAMPLES = 100  # judge.samples above this is refused: 2 x samples calls per item, and no figure needs more
+
+
+def check_cap(judge: JudgeConfig, max_cost_usd: float | None, max_tokens_total: int | None) -> None:
+    """A spending cap must be able to bind: every call of a live judge needs a bound (judge.max_tokens) and, for a
+    cost cap, a price; without them a cap would let everything through with no word."""
+    if judge.backend != BackendKind.openai:
+        return
+    cap = f"max_cost_usd={max_cost_usd:g}" if max_cost_usd is not None else f"max_tokens_total={max_tokens_total}"
+    if judge.max_tokens is None:
+        raise UserError(
+            f"judge {judge.name!r}: {cap} needs judge.max_tokens (a reply without a limit has no worst case, so no "
+            "cap can bind): set judge.max_tokens=..."
+        )
+    if max_cost_usd is not None and judge.price_input_per_mtok == 0 and judge.price_output_per_mtok == 0:
+        raise UserError(
+            f"judge {judge.name!r}: max_cost_usd={max_cost_usd:g} with no price for {judge.model!r} (both prices are "
+            "0), so no call would count against it: set judge.price_input_per_mtok and judge.price_output_per_mtok "
+            "(USD per million tokens), or cap tokens with max_tokens_total"
+        )
+
+
+def price_notes(judge: JudgeConfig) -> list[str]:
+    """A preset's prices used for another model (`judge=gpt4o judge.model=gpt-4.5-preview`): said, since the cost and
+    the cap then count at prices that are not that model's. A dated snapshot of the model is the model."""
+    priced = judge.priced_for
+    if priced is None or judge.model is None or judge.model == priced or judge.model.startswith(priced + "-"):
+        return []
+    return [
+        f"judge {judge.name!r}: judge.model={judge.model} is counted at the prices of {priced} (the preset's: "
+        f"{judge.price_input_per_mtok:g} / {judge.price_output_per_mtok:g} USD per million tokens in / out); set "
+        f"judge.price_input_per_mtok, judge.price_output_per_mtok and judge.priced_for={judge.model} for its own"
+    ]
 
 
 def check_reply_room(judge: JudgeConfig, rubric: RubricConfig) -> None:

@@ -144,6 +144,7 @@ class JudgeConfig:
     tokens_per_minute: float | None = None
     price_input_per_mtok: float = 0.0  # USD per million prompt tokens
     price_output_per_mtok: float = 0.0  # USD per million completion tokens
+    priced_for: str | None = None  # the model the prices are for (a preset's); another judge.model is said at start
     expect_models: list[str] = field(default_factory=list)  # models (or deployments) that may answer besides `model`
     samples: int = 1  # times each order is asked (at this temperature); > 1 measures repetition stability
     family: str | None = None  # model family, to flag self-preference when items name their models

@@ -82,6 +82,10 @@ class RecordedCallFailed(Exception):
     """The recorded call itself failed (its judgments row has `error1`/`error2`): replayed as a failed call."""
 
 
+class SpendingCapReached(Exception):
+    """Another attempt of a call was not sent: the spending cap could be passed by it (its worst case)."""
+
+
 class NotSent(Exception):
     """A call the run did not send because the cache could not store replies any more."""
 

@@ -521,6 +521,7 @@ class Summary(TypedDict, total=False):
     cost_usd: float
     saved_usd: float
     budget: dict[str, Any]  # max_cost_usd / max_tokens_total: the caps, what the replies came to, calls not sent
+    billed_unused: dict[str, Any]  # attempts billed but not used (no choices, asked again, timed out): count, usd
     models_reported: list[str]
     answered_by: dict[str, int]  # deployment (or model) -> calls it answered (ensembles: "judge: deployment")
     calls_foreign: int  # calls answered by a model other than the configured one (or judge.expect_models)

@@ -18,3 +18,16 @@ def estimate_prompt_tokens(messages: Sequence[Mapping[str, str]], count: Callabl
     if count is not None:
         return sum(count(m["content"]) for m in messages) + framing
     return sum(len(m["content"]) for m in messages) // CHARS_PER_TOKEN + framing
+
+
+def prompt_token_bound(messages: Sequence[Mapping[str, str]]) -> int:
+    """An upper bound on the prompt tokens any server counts for chat `messages`, whatever its tokenizer: the UTF-8
+    bytes of the messages as JSON (roles, framing and content). No byte-level tokenizer makes more tokens than
+    bytes, and a chat template's own markers (a few tokens a message) are fewer than the JSON framing's bytes."""
+    return sum(
+        len(message["content"].encode("utf-8", "surrogatepass")) + len(message.get("role", "")) + BOUND_FRAMING
+        for message in messages
+    )
+
+
+BOUND_FRAMING = 32  # bytes of a message's JSON framing beyond its role and content ({"role": "", "content": ""})

@@ -1,24 +1,30 @@
-"""The spending cap (`max_cost_usd`, `max_tokens_total`): no call is sent whose estimate would pass it.
+"""The spending cap (`max_cost_usd`, `max_tokens_total`): a cap that holds against the server's bill, by construction.
+
+A call is admitted only while what is spent plus the worst case of every call in flight stays within the cap. The
+worst case is an upper bound, not an estimate: the prompt's UTF-8 bytes (core.tokens.prompt_token_bound: no
+tokenizer counts more tokens than bytes) plus the full `judge.max_tokens` (which bounds hidden reasoning tokens
+too). When the reply arrives its reported usage replaces the bound; a reply without usage is charged the bound,
+and the summary says its cost is a bound. Every billed attempt counts: a 200 with no choices, a cut-off reply
+asked again and a timed-out request (which the server may have finished) are charged through the call's Meter,
+and an attempt after one of them is admitted again against the cap, or not sent.
 
 The cap bounds what the run's replies cost, the ones paid earlier and now cached included (summary.json's
-`cost_usd` + `saved_usd`), so a rerun with the same cap sends at most what the estimates overstated and a rerun
-with a higher one continues from the cache, paying only for the calls it adds. A call is counted at its estimate when it is sent
-(prompt tokens as the dry run counts them, plus `judge.max_tokens` of reply, at the judge's prices), and at its
-reported usage once its reply arrives. The first call that would pass the cap stops the sending; the calls in
-flight land, and the run writes everything with status `budget`.
+`cost_usd` + `saved_usd`), so a rerun with the same cap sends nothing more and a rerun with a higher one continues
+from the cache, paying only for the calls it adds. The first call that would pass the cap stops the sending; the
+calls in flight land, and the run writes everything with status `budget`.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from judgebias.config.pricing import call_cost
 from judgebias.config.schema import Config, JudgeConfig
 from judgebias.core.record import Reply
-from judgebias.core.tokens import estimate_prompt_tokens
+from judgebias.core.tokens import prompt_token_bound
 
 
 @dataclass(frozen=True)
@@ -35,17 +41,11 @@ class Spend:
         return Spend(self.usd - other.usd, self.tokens - other.tokens)
 
 
-def estimated(
-    judge: JudgeConfig,
-    messages: Sequence[Mapping[str, str]],
-    count: Callable[[str], int] | None,
-    discount: float = 1.0,
-) -> Spend:
-    """A call's estimate before it is sent: its prompt's tokens and a full `judge.max_tokens` reply."""
-    prompt = estimate_prompt_tokens(messages, count)
+def worst_case(judge: JudgeConfig, messages: Sequence[Mapping[str, str]], discount: float = 1.0) -> Spend:
+    """The most one attempt of a call can be billed: its prompt's byte bound and a full `judge.max_tokens` reply."""
+    prompt = prompt_token_bound(messages)
     reply = judge.max_tokens or 0
-    usd = call_cost(judge, prompt, reply)
-    return Spend(usd * discount, prompt + reply)
+    return Spend(call_cost(judge, prompt, reply) * discount, prompt + reply)
 
 
 def reported(judge: JudgeConfig, reply: Reply, discount: float = 1.0) -> Spend:
@@ -54,15 +54,28 @@ def reported(judge: JudgeConfig, reply: Reply, discount: float = 1.0) -> Spend:
     return Spend(usd * discount, reply.prompt_tokens + reply.completion_tokens)
 
 
+def metered(reply: Reply) -> bool:
+    """Whether a reply reports its usage: no server bills a prompt of zero tokens, so 0 means none was reported."""
+    return reply.prompt_tokens > 0
+
+
+def charged(judge: JudgeConfig, reply: Reply | None, bound: Spend, discount: float = 1.0) -> Spend:
+    """What an attempt is counted at: its reported usage, else (no usage, or no reply: a timeout) its bound."""
+    if reply is None or not metered(reply):
+        return bound
+    return reported(judge, reply, discount)
+
+
 class Budget:
     """The run's running total against its cap; thread-safe (workers settle, the main thread reserves)."""
 
     def __init__(self, max_cost_usd: float | None, max_tokens_total: int | None) -> None:
         self.max_cost_usd = max_cost_usd
         self.max_tokens_total = max_tokens_total
-        self.total = Spend()  # reported usage of replies used, plus the estimates of calls in flight
-        self.stopped_at: Spend | None = None  # the estimate of the first call refused
+        self.total = Spend()  # what replies used and attempts billed came to, plus the worst case of calls in flight
+        self.stopped_at: Spend | None = None  # the worst case of the first call refused
         self.unsent = 0  # calls not sent because of the cap
+        self.unmetered = 0  # replies (and attempts) counted at their bound: their server reported no usage
         self._lock = threading.Lock()
 
     @classmethod
@@ -77,10 +90,12 @@ class Budget:
         """Whether a call was refused: from then on no new call is sent."""
         return self.stopped_at is not None
 
-    def add(self, spend: Spend) -> None:
-        """Count a reply the run uses without sending anything (a cached or batch-collected reply)."""
+    def add(self, spend: Spend, *, bound: bool = False) -> None:
+        """Count a reply the run uses without sending anything (a cached or batch-collected reply); `bound`: it
+        reported no usage and `spend` is its bound."""
         with self._lock:
             self.total += spend
+            self.unmetered += bound
 
     def reserve(self, estimate: Spend) -> bool:
         """Count a call about to be sent at its estimate; False (and sending stops) when it would pass the cap."""
@@ -92,10 +107,11 @@ class Budget:
             self.unsent += 1
             return False
 
-    def settle(self, estimate: Spend, actual: Spend) -> None:
-        """Replace a sent call's estimate by the usage its reply reported."""
+    def settle(self, estimate: Spend, actual: Spend, *, bound: bool = False) -> None:
+        """Replace a sent attempt's worst case by what it is charged (`bound`: no usage, charged the bound)."""
         with self._lock:
             self.total = self.total - estimate + actual
+            self.unmetered += bound
 
     def _fits(self, total: Spend) -> bool:
         over_cost = self.max_cost_usd is not None and total.usd > self.max_cost_usd + 1e-12
@@ -114,7 +130,7 @@ class Budget:
 
     def reason(self) -> str:
         """Why a call was not sent (its verdicts.jsonl error)."""
-        return f"not sent: the spending cap ({self._caps()}) would be passed by this call's estimate"
+        return f"not sent: the spending cap ({self._caps()}) could be passed by this call (its worst case)"
 
     def _caps(self) -> str:
         caps = []
@@ -133,6 +149,8 @@ class Budget:
             "used_tokens": self.total.tokens,
             "calls_not_sent": self.unsent,
             "reached": self.reached,
+            "replies_without_usage": self.unmetered,
+            "used_is_bound": self.unmetered > 0,  # some replies were counted at their bound, not their usage
         }
 
     def note(self) -> str:
@@ -141,3 +159,61 @@ class Budget:
             f"the spending cap ({self._caps()}) was reached: {self.unsent} calls were not sent; rerun with a higher "
             "cap to continue from the cache (replies already received are not paid again)"
         )
+
+
+class Meter:
+    """One call's billed attempts against the cap. The call's first attempt runs on the worst case reserved when it
+    was admitted; an attempt that was billed but not used (no choices, cut off and asked again, timed out) is charged
+    at once, and the attempt after it must be admitted against the cap again."""
+
+    def __init__(self, budget: Budget | None, judge: JudgeConfig, bound: Spend, unused: UnusedAttempts) -> None:
+        self.budget = budget
+        self.judge = judge
+        self.bound = bound
+        self.unused = unused
+        self.held = True  # a worst case is reserved for the attempt about to go (the admission's, at first)
+
+    def before_attempt(self) -> bool:
+        """Whether the next attempt may go: it holds a reservation, or the cap admits one more worst case."""
+        if self.held or self.budget is None:
+            self.held = True
+            return True
+        self.held = self.budget.reserve(self.bound)
+        return self.held
+
+    def billed(self, reply: Reply | None) -> Spend:
+        """Charge an attempt the server billed but the call does not use (`reply` None: a timeout); its cost."""
+        spend = charged(self.judge, reply, self.bound)
+        bound = reply is None or not metered(reply)
+        if self.budget is not None and self.held:
+            self.budget.settle(self.bound, spend, bound=bound)
+        self.held = False
+        self.unused.add(spend, bound=bound)
+        return spend
+
+
+class UnusedAttempts:
+    """The run's attempts that were billed but not used (no choices, asked again, timed out): what they cost, for
+    summary.json's cost_usd (a bill counts them, so the run does too). Thread-safe."""
+
+    def __init__(self) -> None:
+        self.attempts = 0
+        self.spend = Spend()
+        self.at_bound = 0  # of those, charged their bound: no usage was reported (or none could be: a timeout)
+        self._lock = threading.Lock()
+
+    def add(self, spend: Spend, *, bound: bool) -> None:
+        """Count one billed attempt the call did not use."""
+        with self._lock:
+            self.attempts += 1
+            self.spend += spend
+            self.at_bound += bound
+
+    def record(self) -> dict[str, Any]:
+        """summary.json's `billed_unused`."""
+        return {
+            "attempts": self.attempts,
+            "usd": round(self.spend.usd, 6),
+            "tokens": self.spend.tokens,
+            "at_bound": self.at_bound,
+        }

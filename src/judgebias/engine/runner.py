@@ -26,7 +26,7 @@ from judgebias.cache import ReplyStore, open_cache, sample_key
 from judgebias.cache.age import StoredTimes, stamped
 from judgebias.cache.bundle import KeyLog
 from judgebias.cache.disk import RESERVE_BYTES, free_space, megabytes
-from judgebias.config.checks import check_settings
+from judgebias.config.checks import check_settings, price_notes
 from judgebias.config.schema import CacheMode, Config, LabelStyle, judges_of
 from judgebias.core.errors import (
     CacheFull,
@@ -44,7 +44,7 @@ from judgebias.core.record import CallResult, ItemResult, Reply, Request, Summar
 from judgebias.core.redaction import public_endpoint
 from judgebias.core.style import style_of
 from judgebias.core.verdict import is_consistent, reconcile
-from judgebias.engine.budget import Budget, Spend, estimated, reported
+from judgebias.engine.budget import Budget, Meter, Spend, UnusedAttempts, charged, metered, worst_case
 from judgebias.engine.progress import Progress
 from judgebias.figures.clustering import resolve_clustering
 from judgebias.figures.metrics import ensemble_results, soft_preference
@@ -186,7 +186,7 @@ def run_experiment(
         Judging(name, judge, build_backend(judge, config.rubric, judgments))
         for name, judge in judges_of(config).items()
     ]
-    notes: list[str] = []
+    notes: list[str] = [note for judge in judges_of(config).values() for note in price_notes(judge)]
     for judging in judgings:
         missing = {item.id for item in items if not judging.backend.has(item)}
         if missing:
@@ -212,15 +212,15 @@ def run_experiment(
             return estimate
         started = time.monotonic()
         budget = Budget.of(config)
-        count = output.prompt_counter(config) if budget is not None else None
         trial = budget.trial() if budget is not None else None  # the batch pre-pass's own count of the cap
+        spending = _Spending(budget)
         prefilled = prefill(
             judgings,
             _looked_up(_requests(config, judgings, items), cache),
             cache,
             out_dir,
             progress=config.progress,
-            refusal=_Spending(trial, count).refusal if trial is not None else None,
+            refusal=_Spending(trial).refusal if trial is not None else None,
         )
         if budget is not None and trial is not None:
             budget.take_refusals(trial)
@@ -238,7 +238,7 @@ def run_experiment(
             imported,
             prefilled.batched,
             stored,
-            _Spending(budget, count),
+            spending,
         )
         elapsed = time.monotonic() - started
         used.finish(_paid_judges(judgings))
@@ -270,8 +270,27 @@ def run_experiment(
         timeouts=sum(judging.backend.timeouts for judging in judgings),
         clustering=clustering,
     )
+    if spending.unused.attempts:
+        unused = spending.unused.record()
+        summary["billed_unused"] = unused
+        summary["cost_usd"] = round(summary.get("cost_usd", 0.0) + unused["usd"], 6)
+        summary["notes"].append(
+            f"{unused['attempts']} attempts were billed but not used (no choices, cut off and asked again, or timed "
+            f"out): ${unused['usd']:.4f} of cost_usd"
+            + (
+                f", {unused['at_bound']} of them counted at their bound (no usage reported)"
+                if unused["at_bound"]
+                else ""
+            )
+        )
     if budget is not None:
         summary["budget"] = budget.record()
+        if budget.unmetered:
+            summary["notes"].append(
+                f"{budget.unmetered} replies reported no usage: the spending cap counted each at its bound (its "
+                "prompt's bytes and a full judge.max_tokens), so budget.used_usd is an upper bound, and cost_usd "
+                "(the usage servers reported) leaves them out"
+            )
         if budget.reached:
             summary["status"] = "budget"
     if imported.count:
@@ -445,12 +464,12 @@ def _start(
     if hit is not None and key in batched:  # remembered: a repeat of this prompt is a cache hit, as live
         inflight[key] = Pending(reply=Reply.from_json(hit), batched=True)
         if spending is not None:
-            spending.used(judging, inflight[key], judging.config.batch_discount)
+            spending.used(judging, inflight[key], request, judging.config.batch_discount)
         return inflight[key]
     if hit is not None:  # not remembered in `inflight`: a repeat of this prompt is a cache hit again
         pending = Pending(reply=Reply.from_json(hit), cached=True)
         if spending is not None:
-            spending.used(judging, pending)
+            spending.used(judging, pending, request)
         return pending
     if judging.batch_gaps is not None:  # the batch pre-pass owns this judge's calls: a gap fails, never sent live
         inflight[key] = Pending(error=judging.batch_gaps.reason(key))
@@ -466,7 +485,8 @@ def _start(
     if spending is not None and estimate is None:
         return Pending(error=spending.refused())
     judging.check_key_once()  # before the first call of this judge can be sent
-    pending = Pending(future=executor.submit(_live_call, backend, request, key, cache, stopping, full))
+    meter = spending.meter(judging, request) if spending is not None else None
+    pending = Pending(future=executor.submit(_live_call, backend, request, key, cache, stopping, full, meter))
     if spending is not None and estimate is not None:
         spending.settle_when_done(judging, pending, estimate)
     inflight[key] = pending
@@ -475,22 +495,29 @@ def _start(
 
 @dataclasses.dataclass
 class _Spending:
-    """The run's spending cap as the sending loop meets it: cached replies counted, live calls reserved first."""
+    """The run's spending cap as the sending loop meets it: cached replies counted, live calls admitted at their
+    worst case first (engine.budget), every billed attempt a call does not use charged through its Meter."""
 
     budget: Budget | None
-    count: Callable[[str], int] | None  # the tokenizer count of prompt estimates (None: characters / 4)
+    unused: UnusedAttempts = dataclasses.field(default_factory=UnusedAttempts)
 
-    def used(self, judging: Judging, pending: Pending, discount: float = 1.0) -> None:
-        """Count a reply the run uses without sending (cached, or collected by a batch) at its reported usage."""
+    def used(self, judging: Judging, pending: Pending, request: Request, discount: float = 1.0) -> None:
+        """Count a reply the run uses without sending (cached, or collected by a batch): its usage, or its bound."""
         if self.budget is not None and pending.reply is not None:
-            self.budget.add(reported(judging.config, pending.reply, discount))
+            bound = worst_case(judging.config, request.messages, discount)
+            spend = charged(judging.config, pending.reply, bound, discount)
+            self.budget.add(spend, bound=not metered(pending.reply))
 
     def reserve(self, judging: Judging, request: Request) -> Spend | None:
-        """The call's estimate, counted; None when it would pass the cap (and sending stops); Spend() uncapped."""
+        """The call's worst case, counted; None when it could pass the cap (and sending stops); Spend() uncapped."""
         if self.budget is None:
             return Spend()
-        estimate = estimated(judging.config, request.messages, self.count)
-        return estimate if self.budget.reserve(estimate) else None
+        bound = worst_case(judging.config, request.messages)
+        return bound if self.budget.reserve(bound) else None
+
+    def meter(self, judging: Judging, request: Request) -> Meter:
+        """The call's meter of billed attempts (against the cap when there is one)."""
+        return Meter(self.budget, judging.config, worst_case(judging.config, request.messages), self.unused)
 
     def refused(self) -> str:
         """The reason a call the cap stopped gives in verdicts.jsonl."""
@@ -498,14 +525,16 @@ class _Spending:
         return self.budget.reason()
 
     def settle_when_done(self, judging: Judging, pending: Pending, estimate: Spend) -> None:
-        """When the reply lands, count its reported usage instead of the estimate (a failed call keeps it)."""
+        """When the reply lands, count what it is charged (its usage, or its bound) instead of its worst case; a
+        failed call keeps its worst case (it may have been billed)."""
         budget, future = self.budget, pending.future
         if budget is None or future is None:
             return
 
         def settle(done: Future[tuple[Reply, bool]]) -> None:
             if not done.cancelled() and done.exception() is None:
-                budget.settle(estimate, reported(judging.config, done.result()[0]))
+                reply = done.result()[0]
+                budget.settle(estimate, charged(judging.config, reply, estimate), bound=not metered(reply))
 
         future.add_done_callback(settle)
 
@@ -513,10 +542,12 @@ class _Spending:
         """The batch pre-pass's check: a cached reply counted, a miss reserved at the batch price or refused."""
         assert self.budget is not None
         discount = judging.config.batch_discount
+        bound = worst_case(judging.config, request.messages, discount)
         if hit is not None:
-            self.budget.add(reported(judging.config, Reply.from_json(hit), discount))
+            reply = Reply.from_json(hit)
+            self.budget.add(charged(judging.config, reply, bound, discount), bound=not metered(reply))
             return None
-        if self.budget.reserve(estimated(judging.config, request.messages, self.count, discount)):
+        if self.budget.reserve(bound):
             return None
         return self.budget.reason() + " (left out of the batch)"
 
@@ -540,7 +571,13 @@ LEASE_WAIT = 1.0  # seconds between two checks that the run goes on, while anoth
 
 
 def _live_call(
-    backend: Backend, request: Request, key: str, cache: ReplyStore, stopping: threading.Event, full: FullCache
+    backend: Backend,
+    request: Request,
+    key: str,
+    cache: ReplyStore,
+    stopping: threading.Event,
+    full: FullCache,
+    meter: Meter | None = None,
 ) -> tuple[Reply, bool]:
     """One paid call, stored the moment it arrives; (reply, True) when another process sharing the cache sent it.
 
@@ -557,7 +594,7 @@ def _live_call(
     try:
         if full.full:
             raise NotSent(full.not_sent())
-        reply = backend.complete(request)
+        reply = backend.complete(request, meter)
         try:
             cache.put(key, stamped(backend.stored(reply, request)))
         except CacheFull as error:
