@@ -71,3 +71,25 @@ def test_an_empty_folder_of_ones_own_is_used(cli: Cli) -> None:
     result = judgebias(cli, f"hydra.run.dir={empty}", f"cache.dir={cli.cache_dir}", *QUICK)
     assert 0 == result.returncode, result.stderr
     assert (Path(empty) / "summary.json").is_file()
+
+
+@pytest.mark.parametrize(
+    "override",
+    ["hydra.output_subdir=/OUTSIDE", "hydra.output_subdir=../outside", "hydra.sweep.subdir=../outside"],
+)
+def test_a_hydra_path_outside_the_run_folder_is_refused_and_writes_nothing(cli: Cli, override: str) -> None:
+    """hydra.output_subdir or hydra.sweep.subdir pointing out of the run's folder (absolute, or with ..) is refused
+    in one line before Hydra writes anything, so a user's config.yaml or summary.json there stays as it was."""
+    mine = cli.tmp_path / "outside"
+    mine.mkdir()
+    (mine / "config.yaml").write_text("mine\n", encoding="utf-8")
+    (mine / "summary.json").write_text("{}\n", encoding="utf-8")
+    value = override.replace("/OUTSIDE", str(mine))
+    args = ("-m", "judge=noisy,longer", value) if "sweep" in override else (value,)
+
+    result = cli(*args, "data.limit=2", "report=false")
+
+    assert 2 == result.code and 1 == len(result.stderr.strip().splitlines())
+    assert "would write outside the run's folder" in result.stderr
+    assert ("mine\n", "{}\n") == ((mine / "config.yaml").read_text(), (mine / "summary.json").read_text())
+    assert not result.run_dir.exists()

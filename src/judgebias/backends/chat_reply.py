@@ -97,9 +97,9 @@ def _with_origin(reply: Reply, headers: Mapping[str, str] | None) -> Reply:
     """The reply with what a gateway's headers say of its origin (none: as it is)."""
     if not headers:
         return reply
-    deployment = headers.get(DEPLOYMENT_HEADER) or None
-    deployment_id = headers.get(DEPLOYMENT_ID_HEADER) or None
-    api_base = headers.get(API_BASE_HEADER) or None
+    deployment = bounded(headers.get(DEPLOYMENT_HEADER) or None)
+    deployment_id = bounded(headers.get(DEPLOYMENT_ID_HEADER) or None)
+    api_base = bounded(headers.get(API_BASE_HEADER) or None)
     fallbacks = _count(headers.get(FALLBACKS_HEADER))
     retries = _count(headers.get(RETRIES_HEADER))
     if not (deployment or deployment_id or api_base or fallbacks or retries):
@@ -135,5 +135,15 @@ def _reasoning_tokens(usage: Mapping[str, Any]) -> int:
     return _count(details.get("reasoning_tokens")) if isinstance(details, Mapping) else 0
 
 
+MAX_NAME = 200  # characters kept of a name a server reports (model, deployment, fingerprint): a name, not a payload
+
+
+def bounded(value: str | None) -> str | None:
+    """A server's name for something, kept to MAX_NAME characters (the rest said, not stored)."""
+    if value is None or len(value) <= MAX_NAME:
+        return value
+    return f"{value[:MAX_NAME]}... ({len(value)} characters)"
+
+
 def _text_or_none(value: object) -> str | None:
-    return value if isinstance(value, str) and value else None
+    return bounded(value) if isinstance(value, str) and value else None

@@ -243,6 +243,8 @@ class OpenAIJudge(Backend):
         estimate = estimate_prompt_tokens(request.messages) + (self.config.max_tokens or 0)
         headers = self._headers() if self.config.extra_headers else None
         labels = request.view.labels(self.rubric.tie_label)
+        per_token = REPLY_BYTES_PER_TOKEN_LOGPROBS if self.config.logprobs else REPLY_BYTES_PER_TOKEN
+        reply_bound = max(MIN_REPLY_BOUND, per_token * (self.config.max_tokens or 0))
         sent = 0  # requests actually sent for this call (for messages)
         cut_off = 0  # of those, replies cut off at max_tokens before a verdict
 
@@ -279,7 +281,14 @@ class OpenAIJudge(Backend):
                 wait = announced_wait(response_headers, time.time())
                 if wait:
                     self.pacer.pause_all(min(wait, self.config.max_wait))
-            reply = self._read(self.redact.known(raw.text), response_headers, labels)
+            text = raw.text
+            if len(text) > reply_bound:  # a reply no budget of judge.max_tokens could hold: not parsed
+                return _truncated(
+                    Reply(None),
+                    f"the reply was {len(text):,} characters, more than the {reply_bound:,} a reply to "
+                    f"judge.max_tokens={self.config.max_tokens} can hold: not read",
+                )
+            reply = self._read(self.redact.known(text), response_headers, labels)
             if reply.outcome in TRANSIENT_OUTCOMES:
                 if meter is not None:
                     meter.billed(reply)  # a 200 is billed, whatever it holds
@@ -438,6 +447,11 @@ class OpenAIJudge(Backend):
     def describe(self) -> str:
         """The judge and endpoint, for error messages (never the key)."""
         return f"judge {self.config.name!r} ({self.config.model} at {self.endpoint})"
+
+
+REPLY_BYTES_PER_TOKEN = 64  # a response body holds at most this many characters per reply token
+REPLY_BYTES_PER_TOKEN_LOGPROBS = 4096  # ... or this many with each token's top log-probabilities
+MIN_REPLY_BOUND = 1 << 20  # ... and is never refused below 1 MB
 
 
 def _truncated(reply: Reply, reason: str) -> Reply:

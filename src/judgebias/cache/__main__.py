@@ -1,8 +1,10 @@
-"""`python -m judgebias.cache export|import|stats`: move replies between caches as bundles, and count them.
+"""`python -m judgebias.cache export|import|stats|verify`: move replies between caches as bundles, count them, and
+check a disk cache for damage.
 
     python -m judgebias.cache export FILE [--run RUN_DIR] [--backend disk|redis] [--cache-dir DIR] [--url-env VAR]
     python -m judgebias.cache import FILE [--backend disk|redis] [--cache-dir DIR] [--url-env VAR]
     python -m judgebias.cache stats [--backend disk|redis] [--cache-dir DIR] [--url-env VAR]
+    python -m judgebias.cache verify [--cache-dir DIR]
 
 Exit codes as for runs: 0 done, 2 a user error (one line naming the file or setting and the fix).
 """
@@ -16,7 +18,10 @@ from pathlib import Path
 
 from judgebias.cache import BACKENDS, URL_ENV, open_store
 from judgebias.cache.bundle import export_bundle, import_bundle, read_run_keys
+from judgebias.cache.disk import ReplyCache
 from judgebias.cli.command import run_command
+from judgebias.config.schema import CacheMode
+from judgebias.core.errors import UserError
 
 
 def default_cache_dir() -> str:
@@ -47,11 +52,33 @@ def parser() -> argparse.ArgumentParser:
     store_options(load)
     stats = commands.add_parser("stats", help="entries and size of a cache")
     store_options(stats)
+    verify = commands.add_parser("verify", help="check a disk cache for damage, and count the replies it can read")
+    verify.add_argument("--cache-dir", default=None, help="the disk cache folder (default: as runs use)")
     return top
+
+
+def _verify(cache_dir: str) -> None:
+    """Check a disk cache and say what is damaged; a damaged one ends with exit 2, naming how to go on."""
+    store = ReplyCache(cache_dir, CacheMode.use)
+    try:
+        found = store.verify()
+    finally:
+        store.close()
+    print(f"{cache_dir}: {found['readable']} readable replies, {found['unreadable']} unreadable")
+    if not found["ok"]:
+        for problem in found["problems"]:
+            print(f"  {problem}")
+        raise UserError(
+            f"the cache at {cache_dir!r} is damaged: export what is readable (python -m judgebias.cache export "
+            f"FILE --cache-dir {cache_dir!r}), move cache.db aside, and import the bundle into a new cache"
+        )
 
 
 def _run(args: argparse.Namespace) -> None:
     """Export, import or count on the store the options name, and say what was done."""
+    if args.command == "verify":
+        _verify(args.cache_dir or default_cache_dir())
+        return
     run = read_run_keys(args.run) if args.command == "export" and args.run is not None else None
     store = open_store(args.backend, args.cache_dir or default_cache_dir(), "use", args.url_env)
     try:

@@ -202,11 +202,26 @@ class ReplyCache:
                 ) from None
             path.unlink()
 
+    def damaged(self, error: sqlite3.Error) -> UserError:
+        """A cache.db damaged inside (not in its header, which opening finds): one line with how to check and keep
+        going, never a traceback. The replies it still holds can be exported before it is moved aside."""
+        database = str(self.directory / diskcache.core.DBNAME)
+        return UserError(
+            f"the cache at {str(self.directory)!r} is damaged ({str(error) or type(error).__name__}): check it with "
+            f"python -m judgebias.cache verify --cache-dir {str(self.directory)!r}, then move {database!r} aside "
+            "(e.g. mv it to cache.db.damaged) and rerun: the calls whose replies are lost are asked again"
+        )
+
     def get(self, key: str) -> dict[str, Any] | None:
         """The cached reply, or None on a miss (always a miss in modes refresh and off)."""
         if not self.mode.reads:
             return None
-        return self._decode(self._open().get(key, default=None, retry=True))
+        try:
+            return self._decode(self._open().get(key, default=None, retry=True))
+        except sqlite3.DatabaseError as error:
+            if isinstance(error, sqlite3.OperationalError):
+                raise
+            raise self.damaged(error) from None
 
     def get_many(self, keys: list[str]) -> dict[str, dict[str, Any]]:
         """The cached replies among `keys` (misses are absent), in one query per few hundred keys.
@@ -217,6 +232,14 @@ class ReplyCache:
         if not self.mode.reads or not keys:
             return {}
         cache = self._open()
+        try:
+            return self._looked_up(cache, keys)
+        except sqlite3.DatabaseError as error:
+            if isinstance(error, sqlite3.OperationalError):
+                raise
+            raise self.damaged(error) from None
+
+    def _looked_up(self, cache: diskcache.Cache, keys: list[str]) -> dict[str, dict[str, Any]]:
         found: dict[str, dict[str, Any]] = {}
         with self._reading:
             reader = self._reader_connection()
@@ -232,6 +255,25 @@ class ReplyCache:
                     if value is not None:
                         found[key] = value
         return found
+
+    def verify(self) -> dict[str, Any]:
+        """SQLite's integrity check of cache.db and a read of every reply: what is damaged, and what is readable."""
+        cache = self._open()
+        reader = self._reader_connection()
+        try:
+            problems = [row[0] for row in reader.execute("PRAGMA integrity_check").fetchall() if row[0] != "ok"]
+        except sqlite3.DatabaseError as error:
+            problems = [str(error)]
+        readable, unreadable = 0, 0
+        try:
+            for mode, filename, stored in reader.execute("SELECT mode, filename, value FROM Cache WHERE raw = 1"):
+                try:
+                    readable += self._decode(cache._disk.fetch(mode, filename, stored, False)) is not None
+                except (OSError, ValueError):
+                    unreadable += 1
+        except sqlite3.DatabaseError as error:
+            problems.append(f"reading the replies stopped: {error}")
+        return {"ok": not problems, "problems": problems[:20], "readable": readable, "unreadable": unreadable}
 
     def _reader_connection(self) -> sqlite3.Connection:
         """The connection a run's lookups read through: SQLite's defaults, without diskcache's 64 MB memory map

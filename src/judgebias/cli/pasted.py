@@ -9,9 +9,15 @@ from __future__ import annotations
 
 from judgebias.cli.rundir import unquoted
 from judgebias.config.checks import is_variable_name
-from judgebias.core.redaction import url_password
+from judgebias.core.redaction import looks_like_secret, url_password, url_query_secrets
 
 NAME_KEYS = ("api_key_env", "url_env")  # settings that take the name of an environment variable
+
+
+def looks_keyed(url: str) -> bool:
+    """Whether a URL's query holds a value shaped like a key (AIza..., sk-...), whatever the parameter's name."""
+    _, _, query = url.partition("?")
+    return any(looks_like_secret(part.partition("=")[2]) for part in query.split("&") if "=" in part)
 
 
 def pasted_secret_error(argv: list[str]) -> str | None:
@@ -34,6 +40,12 @@ def pasted_secret_error(argv: list[str]) -> str | None:
                         "looks like a credential itself (it is not shown): put it in a variable and name that, e.g. "
                         f"export MY_SECRET=... and {key}=MY_SECRET"
                     )
+        elif leaf == "base_url" and any(url_query_secrets(choice) or looks_keyed(choice) for choice in choices):
+            return (
+                f"{key} holds a key in its query string (e.g. ?key=...; it is not shown): put the URL in an "
+                f"environment variable and pass {key}='${{oc.env:MY_JUDGE_URL}}', so it is never printed or saved "
+                "(or send the key as a header: judge.extra_headers)"
+            )
         elif leaf == "base_url" and any(url_password(choice) for choice in choices):
             return (
                 f"{key} holds a password (user:password@ in the URL; it is not shown): put the URL in an environment "

@@ -53,6 +53,32 @@ _SYSTEM_FOLDERS = ("/", "/home", "/media", "/mnt", "/opt", "/root", "/run", "/sr
 """Folders no run writes into itself (a folder below them is fine)."""
 
 
+ROOT_FOLDERS = ("hydra.run.dir", "hydra.sweep.dir")  # a run's own folder: anywhere of the user's choosing
+_PATH_KEYS = ("dir", "subdir", "output_subdir", "filename", "file", "path")  # hydra.* keys whose value is a path
+
+
+def escaping_path(argv: list[str]) -> str | None:
+    """Why a `hydra.*` path given on the command line would put Hydra's writes outside the run or sweep folder
+    (an absolute path, or one with `..`), or None. Hydra writes its config dumps (`hydra.output_subdir`) and the
+    job folders (`hydra.sweep.subdir`) relative to the run's folder; a path that leaves it replaces a user's files."""
+    for arg in argv:
+        key, sep, value = arg.lstrip("+~").partition("=")
+        if not sep or not key.startswith("hydra.") or key in ROOT_FOLDERS or "${" in value:
+            continue
+        if key.rsplit(".", 1)[-1] not in _PATH_KEYS:
+            continue
+        path = Path(unquoted(value)).expanduser()
+        if value.strip().lower() in ("null", "~", ""):
+            continue
+        if path.is_absolute() or ".." in path.parts:
+            return (
+                f"{key}={value!r} would write outside the run's folder: give a name inside it (e.g. "
+                f"{key}={'.hydra' if key.endswith('output_subdir') else 'job'}), or choose the folder itself with "
+                f"{'hydra.sweep.dir' if 'sweep' in key else 'hydra.run.dir'}"
+            )
+    return None
+
+
 def refused_folder(argv: list[str], *, reuse: bool) -> str | None:
     """Why the run folder named on the command line must not be used, or None.
 
@@ -60,6 +86,9 @@ def refused_folder(argv: list[str], *, reuse: bool) -> str | None:
     folders) into the folder first thing. Only an explicit folder is checked: the default one is new every time.
     A value holding an interpolation (`${...}`) is only known to Hydra and is not checked.
     """
+    escaping = escaping_path(argv)
+    if escaping:
+        return escaping
     multirun = any(arg in ("-m", "--multirun") or arg == "hydra.mode=MULTIRUN" for arg in argv)
     option = "hydra.sweep.dir" if multirun else "hydra.run.dir"
     values = [arg.partition("=")[2] for arg in argv if arg.lstrip("+").partition("=")[0] == option]

@@ -63,6 +63,10 @@ def check_settings(config: Config) -> None:
         raise UserError(f"{odd[0]}={odd[1]} is not a number a run can use: give a finite value")
     if config.max_concurrency < 1:
         raise UserError(f"max_concurrency={config.max_concurrency} must be at least 1 (default 16)")
+    if not 0 <= config.bootstrap.seed < 2**63:
+        raise UserError(
+            f"bootstrap.seed={config.bootstrap.seed} must be a whole number from 0 to 2**63 - 1 (default 0)"
+        )
     if config.bootstrap.resamples < 0:
         raise UserError(f"bootstrap.resamples={config.bootstrap.resamples} must be 0 (no intervals) or more")
     if config.max_cost_usd is not None and not config.max_cost_usd > 0:

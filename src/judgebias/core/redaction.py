@@ -6,6 +6,7 @@ never share what they redact.
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import os
@@ -14,7 +15,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 REDACTED = "[redacted]"
 MIN_SECRET = 8  # shorter values are not redacted by value: too many false hits in ordinary text
@@ -57,9 +58,12 @@ def looks_like_secret(value: str) -> bool:
 
 
 def public_endpoint(url: str | None) -> str | None:
-    """An endpoint URL without any user:password part: what files, messages and cache keys may show."""
+    """An endpoint URL without any user:password part or credential in its query: what files, messages and cache
+    keys may show."""
     if not url:
         return url
+    for secret in url_query_secrets(url):
+        url = url.replace(secret, REDACTED)
     parts = urlsplit(url)
     if "@" not in parts.netloc:
         return url
@@ -86,10 +90,42 @@ def redact_tree(value: Any, redact: Callable[[str], str]) -> Any:
 
 
 def replace_secrets(text: str, secrets: Iterable[str]) -> str:
-    """`text` with each known secret value (long enough to be one) replaced, longest first."""
+    """`text` with each known secret value (long enough to be one) replaced, longest first: as written, and in any
+    JSON-escaped form a server may echo it in (`/` as `\\/`, any character as `\\uXXXX`), so the secret is gone
+    from the raw body before it is decoded, cached or written."""
+    escaped = "\\" in text
     for secret in sorted((s for s in set(secrets) if len(s) >= MIN_SECRET), key=len, reverse=True):
         text = text.replace(secret, REDACTED)
+        if escaped:
+            text = _escaped_forms(secret).sub(REDACTED, text)
     return text
+
+
+@functools.lru_cache(maxsize=64)
+def _escaped_forms(secret: str) -> re.Pattern[str]:
+    """A pattern matching `secret` with any of its characters JSON-escaped (in any mix, hex in either case)."""
+
+    def one(char: str) -> str:
+        forms = [re.escape(char), rf"\\u(?i:{ord(char):04x})"]
+        if char in '/"\\':
+            forms.append(re.escape("\\" + char))
+        return "(?:" + "|".join(forms) + ")"
+
+    return re.compile("".join(one(char) for char in secret))
+
+
+QUERY_SECRET_NAMES = frozenset({"key", "api_key", "apikey", "token", "access_token", "sig", "signature", "secret"})
+
+
+def url_query_secrets(value: str) -> list[str]:
+    """The values of a URL's credential-like query parameters (`?key=AIza...`, `api_key=`, `token=`, `sig=`)."""
+    if "?" not in value or "://" not in value:
+        return []
+    try:
+        query = urlsplit(value).query
+    except ValueError:
+        return []
+    return [v for k, v in parse_qsl(query, keep_blank_values=False) if k.lower() in QUERY_SECRET_NAMES and v]
 
 
 def config_secrets(config: Any) -> set[str]:
@@ -105,6 +141,7 @@ def config_secrets(config: Any) -> set[str]:
         password = url_password(config)
         if password:
             found.add(password)
+        found.update(url_query_secrets(config))
     return found
 
 
@@ -143,7 +180,7 @@ class Redactor:
         found = list(self.values)
         for name in self.env_names:
             value = os.environ.get(name, "")
-            found += [value, url_password(value) or ""]
+            found += [value, url_password(value) or "", *url_query_secrets(value)]
         return found
 
     def known(self, text: str) -> str:

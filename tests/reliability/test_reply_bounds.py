@@ -1,0 +1,62 @@
+"""Memory and time go only where a judge's reply can need them: a reply far larger than judge.max_tokens allows is
+not parsed (an outcome `truncated`, with its reason), a server's names are stored bounded, judge.samples is
+bounded before anything is sent."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import pytest
+
+from tests.helpers import InProcessCli, JsonHandler, serving
+
+pytestmark = pytest.mark.reliability
+
+HUGE = "A " + "x" * 4_400_000  # a 4.4 MB reply to a call allowed 16 tokens
+LONG_NAME = "big-model-" + "m" * 60_000
+
+
+class Hostile(JsonHandler):
+    """Answers every chat completion with a 4.4 MB content and a 60 KB deployment header."""
+
+    def do_POST(self) -> None:
+        self.request_body()
+        payload: dict[str, Any] = {
+            "id": "x",
+            "object": "chat.completion",
+            "model": LONG_NAME,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": HUGE}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 16},
+        }
+        body = json.dumps(payload).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("x-litellm-model-name", LONG_NAME)
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def test_a_huge_reply_is_truncated_unread_and_names_are_bounded(cli_here: InProcessCli) -> None:
+    """Eight calls answered 4.4 MB each: done in seconds, each `truncated` with why; no stored name over 250 chars."""
+    with serving(Hostile) as url:
+        started = time.monotonic()
+        result = cli_here("judge=local", f"judge.base_url={url}", "judge.api_key_env=null", "data.limit=4")
+        elapsed = time.monotonic() - started
+
+    assert 0 == result.code, result
+    assert elapsed < 60
+    summary = result.summary()
+    assert {"truncated": 8} == summary["outcomes"]
+    line = result.verdicts()[0]
+    assert "more than the 1,048,576 a reply to judge.max_tokens=16 can hold" in line["reason1"]
+    text = json.dumps(summary) + (result.run_dir / "verdicts.jsonl").read_text(encoding="utf-8")
+    assert "m" * 300 not in text
+
+
+def test_a_samples_count_out_of_bounds_is_refused_before_anything(cli_here: InProcessCli) -> None:
+    """judge.samples=1000000 is one line at configuration (it once grew to 12.7 GB before a single request)."""
+    result = cli_here("judge.samples=1000000", "data.limit=2")
+    assert 2 == result.code and "judge.samples=1000000 must be from 1" in result.stderr
