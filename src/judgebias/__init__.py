@@ -3,6 +3,13 @@
 Every item is judged twice, once with the answers swapped; a preference is kept only when both orders agree.
 """
 
+import sys
+
+if sys.argv[:1] == ["-m"]:  # `python -m judgebias.<command>` is starting (runpy sets argv[0] to "-m" meanwhile)
+    from judgebias.cli import startup
+
+    startup.quiet_interrupts()  # Ctrl-C while the command's packages import: one line, exit 130; each main undoes it
+
 from judgebias.core.verdict import debiased_verdict, position_consistency, win_rate
 
 __all__ = ["debiased_verdict", "position_consistency", "win_rate"]

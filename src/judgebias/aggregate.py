@@ -26,6 +26,7 @@ from typing import Any, cast
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
+from judgebias.cli import startup
 from judgebias.core.errors import EXIT_BATCH_PENDING
 from judgebias.core.record import Summary, status_reason
 from judgebias.figures.formatting import ci_text, points
@@ -445,6 +446,7 @@ class AggregateCallback(Callback):
 
 def main(argv: Sequence[str] | None = None) -> int:
     """`python -m judgebias.aggregate SWEEP_DIR [SWEEP_DIR ...] [--out DIR]`: 0 all ok, 1 a job failed, 2 usage."""
+    startup.run_begins()  # started: from here on Ctrl-C is this command's to handle
     parser = argparse.ArgumentParser(prog="python -m judgebias.aggregate", description=__doc__.splitlines()[0])
     parser.add_argument("sweep_dirs", nargs="+", type=Path, help="sweep folders (outputs/multirun/...)")
     parser.add_argument("--out", type=Path, default=None, help="where to write the table (default: the first sweep)")

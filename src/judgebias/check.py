@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from judgebias.aggregate import Job, find_jobs
+from judgebias.cli import startup
 from judgebias.core.record import Summary
 
 EXIT_OK = 0
@@ -95,7 +96,12 @@ def _who(job: Job) -> str:
 
 
 def check_job(
-    job: Job, thresholds: Sequence[Threshold], *, skip_missing: bool = False, same_judge: bool = True
+    job: Job,
+    thresholds: Sequence[Threshold],
+    *,
+    skip_missing: bool = False,
+    same_judge: bool = True,
+    allow_imported: bool = False,
 ) -> list[Finding]:
     """Every finding for one job: its status first, then each threshold."""
     s = job.summary
@@ -127,6 +133,17 @@ def check_job(
         )
     if s.get("unreadable_note"):
         findings.append(Finding(job.name, False, f"FAIL {who}: status unreadable: {s['unreadable_note']}"))
+    imported = s.get("imported_replies")
+    if imported and not allow_imported:
+        files = ", ".join(str(b.get("file")) for b in imported.get("bundles") or [])
+        findings.append(
+            Finding(
+                job.name,
+                False,
+                f"FAIL {who}: {imported.get('replies')} replies came from files handed in ({files}), not from a "
+                "judge: nothing proves a provider sent them (--allow-imported accepts them)",
+            )
+        )
     if same_judge and s.get("mixed_judge"):
         note = s.get("mixed_judge_note") or "the judge was not one judge"
         findings.append(Finding(job.name, False, f"FAIL {who}: {note} (--same-judge; --no-same-judge allows it)"))
@@ -217,6 +234,11 @@ def parser() -> argparse.ArgumentParser:
         help="fail a job whose calls were not all answered by one judge (status mixed_judge; default: on)",
     )
     p.add_argument(
+        "--allow-imported",
+        action="store_true",
+        help="pass a job whose replies came from files handed in (bundles, batch output files; default: fail it)",
+    )
+    p.add_argument(
         "--skip-missing",
         action="store_true",
         help="report a figure a job does not have (e.g. agreement without labels) as skipped instead of failing",
@@ -226,6 +248,7 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Check the runs; print one line per failure (or one OK line); return the exit code."""
+    startup.run_begins()  # started: from here on Ctrl-C is this command's to handle
     args = parser().parse_args(argv)
     thresholds = [
         Threshold(option, name, getattr(args, option), minimum)
@@ -247,7 +270,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     findings = [
         finding
         for job in jobs
-        for finding in check_job(job, thresholds, skip_missing=args.skip_missing, same_judge=args.same_judge)
+        for finding in check_job(
+            job,
+            thresholds,
+            skip_missing=args.skip_missing,
+            same_judge=args.same_judge,
+            allow_imported=args.allow_imported,
+        )
     ]
     for finding in findings:
         if finding.skipped:

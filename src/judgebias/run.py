@@ -215,7 +215,7 @@ def _entry(cfg: DictConfig) -> None:
 
 def main() -> None:
     """Console entry point (also `python -m judgebias.run`)."""
-    startup.quiet_interrupts()  # the console script imports this module before it calls main
+    startup.quiet_interrupts(startup.RUN_NOT_STARTED)  # the console script imports this module before main
     try:
         with collector.paused():  # until the run starts (see collector)
             _start()

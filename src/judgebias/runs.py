@@ -21,6 +21,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from judgebias.cli import startup
 from judgebias.cli.command import run_command
 from judgebias.core.errors import UserError
 from judgebias.core.terminal import escape_controls
@@ -121,6 +122,7 @@ def _remove_empty_parents(folder: Path, root: Path) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Command line entry; returns the exit code."""
+    startup.run_begins()  # started: from here on Ctrl-C is this command's to handle
     top = argparse.ArgumentParser(prog="python -m judgebias.runs", description=__doc__.splitlines()[0])
     commands = top.add_subparsers(dest="command", required=True)
     listing = commands.add_parser("list", help="every run folder, its status and what it holds")

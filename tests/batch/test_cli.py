@@ -281,3 +281,41 @@ def test_export_prints_an_import_command_that_runs(cli_here: InProcessCli, serve
 
     assert 0 == imported.code, imported
     assert CALLS == imported.summary()["calls_batched"]
+
+
+def test_a_hand_written_batch_output_is_marked_imported_everywhere(cli_here: InProcessCli, server: Any) -> None:
+    """A batch_output.jsonl the user wrote (every reply "A") is imported as imported: summary.json names the file
+    and its sha256, report.html shows IMPORTED, the gate fails it unless --allow-imported, and a later cached rerun
+    still says so."""
+    from judgebias.check import main as check
+
+    judge = server(policy="hash")
+    exported = cli_here(*local(cli_here, judge, mode="export"))
+    assert EXIT_BATCH_PENDING == exported.code, exported
+    forged = []
+    for line in (exported.run_dir / "batch_input.jsonl").read_text(encoding="utf-8").splitlines():
+        custom_id = json.loads(line)["custom_id"]
+        body = {
+            "id": "x", "object": "chat.completion", "model": "local-model",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": "A"}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 1},
+        }  # fmt: skip
+        forged.append(
+            {"id": "b", "custom_id": custom_id, "response": {"status_code": 200, "body": body}, "error": None}
+        )
+    outputs = cli_here.tmp_path / "batch_output.jsonl"
+    outputs.write_text("".join(json.dumps(line) + "\n" for line in forged), encoding="utf-8")
+
+    imported = cli_here(*local(cli_here, judge, f"judge.batch_file={outputs}", "report=true", mode="import"))
+
+    assert 0 == imported.code, imported
+    record = imported.summary()["imported_replies"]
+    assert (CALLS, "batch_output.jsonl", "batch output file") == (
+        record["replies"], record["bundles"][0]["file"], record["bundles"][0]["kind"]
+    )  # fmt: skip
+    assert "IMPORTED: 12 replies came from files handed in" in (imported.run_dir / "report.html").read_text()
+    assert 1 == check([str(imported.run_dir)])
+    assert 0 == check([str(imported.run_dir), "--allow-imported"])
+    rerun = cli_here(*local(cli_here, judge, "cache.mode=only", mode="live"))
+    assert 0 == rerun.code and CALLS == rerun.summary()["imported_replies"]["replies"]
+    assert 0 == judge.stats()["requests"]

@@ -60,3 +60,28 @@ def test_a_samples_count_out_of_bounds_is_refused_before_anything(cli_here: InPr
     """judge.samples=1000000 is one line at configuration (it once grew to 12.7 GB before a single request)."""
     result = cli_here("judge.samples=1000000", "data.limit=2")
     assert 2 == result.code and "judge.samples=1000000 must be from 1" in result.stderr
+
+
+class HeaderFlood(JsonHandler):
+    """Answers every request with a megabyte of response headers (5,000 of 200 bytes) before a normal body."""
+
+    def do_POST(self) -> None:
+        self.request_body()
+        body = json.dumps({"choices": [{"index": 0, "message": {"content": "A"}}]}).encode()
+        head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+        head += "".join(f"X-Padding-{n}: {'v' * 200}\r\n" for n in range(5000)) + "\r\n"
+        self.wfile.write(head.encode() + body)
+        self.close_connection = True
+
+
+def test_more_headers_than_the_client_reads_is_said_as_that(cli_here: InProcessCli) -> None:
+    """A server that answers with a megabyte of headers is reported as sending what the HTTP client will not read,
+    not as "could not connect (is the server running?)"."""
+    with serving(HeaderFlood) as url:
+        result = cli_here(
+            "judge=local", f"judge.base_url={url}", "judge.api_key_env=null", "judge.max_retries=0", "data.limit=1"
+        )
+
+    assert result.code in (1, 2), result
+    said = result.stderr + json.dumps(result.verdicts() if (result.run_dir / "verdicts.jsonl").exists() else [])
+    assert "not in HTTP the client accepts" in said and "is the server running" not in said

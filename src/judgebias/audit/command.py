@@ -9,6 +9,7 @@ from pathlib import Path
 
 from judgebias.audit.formats import FORMATS
 from judgebias.audit.formats.common import Options
+from judgebias.cli import startup
 from judgebias.cli.command import run_command
 from judgebias.config.checks import MAX_RESAMPLES
 from judgebias.core.errors import UserError
@@ -56,5 +57,6 @@ def _audit_and_say(args: argparse.Namespace) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Command line entry; returns the exit code."""
+    startup.run_begins()  # started: from here on Ctrl-C is this command's to handle
     args = parser().parse_args(argv)
     return run_command(lambda: _audit_and_say(args))

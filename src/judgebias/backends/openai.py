@@ -433,8 +433,9 @@ class OpenAIJudge(Backend):
         return is_permanent(error)
 
     def is_unreachable(self, error: BaseException) -> bool:
-        """A refused or unresolvable connection (not a timeout): nothing listens at judge.base_url."""
-        return type(error) is _sdk().APIConnectionError
+        """A refused or unresolvable connection (not a timeout, nor a reply the HTTP client could not read): nothing
+        listens at judge.base_url."""
+        return type(error) is _sdk().APIConnectionError and protocol_problem(error) is None
 
     def explain(self, error: BaseException) -> str:
         """The one-line reason of an SDK error, with the request's credentials redacted."""
@@ -452,6 +453,20 @@ class OpenAIJudge(Backend):
 REPLY_BYTES_PER_TOKEN = 64  # a response body holds at most this many characters per reply token
 REPLY_BYTES_PER_TOKEN_LOGPROBS = 4096  # ... or this many with each token's top log-probabilities
 MIN_REPLY_BOUND = 1 << 20  # ... and is never refused below 1 MB
+
+
+def protocol_problem(error: BaseException) -> str | None:
+    """The HTTP client's complaint about what the server sent (oversized headers, a malformed response), when a
+    connection error is that and not a refused connection; None otherwise."""
+    seen: set[int] = set()
+    cause: BaseException | None = error
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if "ProtocolError" in type(cause).__name__:
+            inner = cause.args[0] if cause.args else cause
+            return str(inner) or type(cause).__name__
+        cause = cause.__cause__ or cause.__context__
+    return None
 
 
 def _truncated(reply: Reply, reason: str) -> Reply:
@@ -567,6 +582,12 @@ def _reason(error: BaseException, redact: Callable[[str], str]) -> str:
     if isinstance(error, openai.APITimeoutError):
         return "timed out (raise judge.timeout or lower max_concurrency)"
     if isinstance(error, openai.APIConnectionError):
+        broken = protocol_problem(error)
+        if broken is not None:
+            return (
+                f"the server answered, but not in HTTP the client accepts ({broken}): e.g. more or larger response "
+                "headers than it reads (a gateway or proxy adding them?)"
+            )
         return "could not connect (is the server running? check judge.base_url)"
     text = redact(str(error))
     return f"{type(error).__name__}: {text.splitlines()[0][:200] if text.strip() else ''}"

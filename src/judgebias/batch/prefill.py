@@ -9,6 +9,7 @@ never goes live: the judge's `batch_gaps` make it fail with the provider's reaso
 
 from __future__ import annotations
 
+import hashlib
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping
@@ -197,10 +198,22 @@ def _import(
     assert judging.config.batch_file, "settings.check_batch refuses judge.mode=import without judge.batch_file"
     path = Path(judging.config.batch_file).expanduser()
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
+        text = raw.decode("utf-8")
     except OSError as error:
         raise UserError(f"judge.batch_file={path}: cannot read it ({error.strerror})") from None
+    except UnicodeDecodeError as error:
+        raise UserError(f"judge.batch_file={path}: not UTF-8 text (byte {error.start + 1})") from None
     lines = batchfile.read_results(text, str(path))
+    # A file the user hands in proves no provider sent its replies (anyone can write one): each reply is marked in
+    # the cache as imported, like a bundle's, so every later run, export and report says so.
+    request = judging.backend.cache_request([])
+    origin = {
+        "file": path.name,
+        "sha256": hashlib.sha256(raw).hexdigest(),
+        "kind": "batch output file",
+        "judges": [{"endpoint": request.get("endpoint"), "model": request.get("model")}],
+    }
     for line in lines:
         key = batchfile.key_of(line.custom_id)
         if key is None or key not in known:
@@ -221,7 +234,7 @@ def _import(
         except UnusableReply as unusable:
             result.errors[key] = f"{path.name}:{line.line}: {unusable} (not cached)"
             continue
-        cache.put(key, stored)
+        cache.put(key, stored | {"bundle": origin})
         result.batched.add(key)
         result.errors.pop(key, None)
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from judgebias.cache import BACKENDS, URL_ENV, open_store
 from judgebias.cache.bundle import export_bundle, import_bundle, read_run_keys
 from judgebias.cache.disk import ReplyCache
+from judgebias.cli import startup
 from judgebias.cli.command import run_command
 from judgebias.config.schema import CacheMode
 from judgebias.core.errors import UserError
@@ -100,9 +101,17 @@ def _run(args: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Run one cache command; returns the exit code."""
+    startup.run_begins()  # from here on Ctrl-C is a KeyboardInterrupt, said in one line by the caller
     args = parser().parse_args(argv)
     return run_command(lambda: _run(args))
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        print(
+            "\njudgebias: interrupted: the cache was left as it was (a bundle file is written whole, or not)",
+            file=sys.stderr,
+        )
+        sys.exit(130)

@@ -18,13 +18,20 @@ from types import FrameType
 EXIT_INTERRUPTED = 130
 
 
+RUN_NOT_STARTED = "interrupted before the run started: nothing was sent"
+_said = [b"\njudgebias: interrupted while starting: nothing was done\n"]
+
+
 def _stop_at_start(signum: int, frame: FrameType | None) -> None:
-    os.write(2, b"\njudgebias: interrupted before the run started: nothing was sent\n")
+    os.write(2, _said[0])
     os._exit(EXIT_INTERRUPTED)
 
 
-def quiet_interrupts() -> None:
-    """Until `run_begins`, Ctrl-C ends the process with one line (main thread only; elsewhere a no-op)."""
+def quiet_interrupts(message: str | None = None) -> None:
+    """Until `run_begins`, Ctrl-C ends the process with one line (main thread only; elsewhere a no-op); `message`
+    replaces the run's (for a command that has not written anything yet either)."""
+    if message is not None:
+        _said[0] = f"\njudgebias: {message}\n".encode()
     with contextlib.suppress(ValueError):  # not the main thread
         signal.signal(signal.SIGINT, _stop_at_start)
 
@@ -38,4 +45,4 @@ def run_begins() -> None:
 
 _main = sys.modules.get("__main__")
 if getattr(getattr(_main, "__spec__", None), "name", None) == "judgebias.run":
-    quiet_interrupts()  # `python -m judgebias.run`: before run.py's own imports (Hydra) begin
+    quiet_interrupts(RUN_NOT_STARTED)  # `python -m judgebias.run`: before run.py's own imports (Hydra) begin

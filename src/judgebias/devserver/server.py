@@ -42,6 +42,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import FrameType, TracebackType
 from typing import Any, Final, cast
 
+from judgebias.cli import startup
 from judgebias.devserver.batch import (
     LINE_SHAPES,
     BatchApi,
@@ -1111,6 +1112,7 @@ def options_from_args(argv: Sequence[str] | None = None) -> ServerOptions:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Serve until SIGINT or SIGTERM; print 'serving on URL' first so a parent process can read the port."""
+    startup.run_begins()  # started: from here on Ctrl-C is this command's to handle
     try:
         options = options_from_args(argv)
     except ValueError as error:

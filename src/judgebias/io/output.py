@@ -414,7 +414,10 @@ def format_summary(summary: Summary, overrides: Sequence[str] = ()) -> str:
     imported = s.get("imported_replies")
     if imported:
         bundles = ", ".join(f"{b['file']} (sha256 {b['sha256'][:12]})" for b in imported["bundles"])
-        lines.append(f"  IMPORTED: {imported['replies']} replies came from bundles, not from a judge: {bundles}")
+        lines.append(
+            f"  IMPORTED: {imported['replies']} replies came from files handed in (bundles, batch output files), "
+            f"not from a judge: {bundles}"
+        )
     if s.get("agreement_warning"):
         lines.append(f"  WARNING: {s.get('agreement_message')}")
     elif s.get("agreement_message"):

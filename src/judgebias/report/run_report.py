@@ -178,6 +178,18 @@ def notes(s: Figures) -> list[Note]:
         out.append(Note(f"Unreadable: {s['unreadable_note']}", warn=True))
     if s.get("mixed_judge_note"):
         out.append(Note(f"Mixed judge: {s['mixed_judge_note']}", warn=True))
+    imported = s.get("imported_replies")
+    if imported:
+        files = ", ".join(
+            f"{b.get('file')} (sha256 {str(b.get('sha256'))[:12]})" for b in imported.get("bundles") or []
+        )
+        out.append(
+            Note(
+                f"IMPORTED: {imported.get('replies')} replies came from files handed in (bundles, batch output "
+                f"files), not from a judge: {files}. Nothing proves a provider sent them.",
+                warn=True,
+            )
+        )
     if s.get("agreement_message"):
         out.append(Note(str(s["agreement_message"]), warn=bool(s.get("agreement_warning"))))
     if s.get("failed_calls"):

@@ -14,10 +14,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from judgebias.cli import startup
 from judgebias.cli.command import run_command
 from judgebias.core.errors import UserError
 from judgebias.core.sampling import Strategy
-from judgebias.review.labels import merge_labels
+from judgebias.review.labels import Samples, merge_labels
 from judgebias.review.page import write_labelling
 from judgebias.review.sample import SAMPLE_INFO, read_run, write_sample
 
@@ -56,7 +57,11 @@ def parser() -> argparse.ArgumentParser:
     merge = commands.add_parser("merge", help="write human_votes from label files into a copy of the dataset")
     merge.add_argument("labels", type=Path, nargs="+", help="label files: the page's .jsonl exports or filled .csv")
     merge.add_argument("--into", type=Path, required=True, help="the dataset JSONL, or a run folder (its dataset)")
-    merge.add_argument("--out", type=Path, help="the labelled copy (default: ./DATASET.labelled.jsonl)")
+    merge.add_argument("--out", type=Path, help="the labelled copy (default: a new ./DATASET.labelled[-N].jsonl)")
+    merge.add_argument("--add", action="store_true", help="add the labels to the --out file that exists already")
+    merge.add_argument(
+        "--sample", type=Path, action="append", default=[], help="a sample.json the labels were given on (checked)"
+    )
     return p
 
 
@@ -67,6 +72,16 @@ def _dataset(into: Path) -> Path:
     if not into.is_file():
         raise UserError(f"{into}: no such dataset file or run folder (--into)")
     return into
+
+
+def _new_name(folder: Path, stem: str) -> Path:
+    """`stem.jsonl` in `folder`, or `stem-2.jsonl`, `-3`, ... the first that does not exist: a merge never
+    replaces an earlier merge's file."""
+    path, number = folder / f"{stem}.jsonl", 1
+    while path.exists():
+        number += 1
+        path = folder / f"{stem}-{number}.jsonl"
+    return path
 
 
 def _sample(args: argparse.Namespace) -> None:
@@ -95,8 +110,19 @@ def _sample(args: argparse.Namespace) -> None:
 def _merge(args: argparse.Namespace) -> None:
     """`merge`: write the labelled copy of the dataset, and say how to judge it."""
     data = _dataset(args.into)
-    out = args.out or Path.cwd() / f"{data.stem}.labelled.jsonl"
-    merged = merge_labels(args.labels, data, out)
+    if args.add and args.out is None:
+        raise UserError("--add adds the labels to an existing labelled file: name it with --out")
+    out = args.out or _new_name(Path.cwd(), f"{data.stem}.labelled")
+    for given in args.sample:
+        if not given.is_file():
+            raise UserError(f"--sample {given}: no such sample.json")
+    samples = Samples.near([*args.labels, args.into], args.sample)
+    merged = merge_labels(args.labels, data, out, add=args.add, samples=samples)
+    if samples.unchecked:
+        print(
+            f"note: the labels name sample {', '.join(sorted(samples.unchecked))}, whose sample.json was not found: "
+            "they were not checked against it (pass --sample DIR/sample.json to check them)"
+        )
     print(
         f"merged {merged.labels} labels from {len(merged.annotators)} annotators "
         f"({', '.join(merged.annotators)}) onto {merged.items} items ({merged.skipped} skips left out; "
@@ -108,9 +134,17 @@ def _merge(args: argparse.Namespace) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one review command; a user mistake is one line on stderr and exit 2."""
+    startup.run_begins()  # from here on Ctrl-C is a KeyboardInterrupt, said in one line by the caller
     args = parser().parse_args(argv)
     return run_command(lambda: _sample(args) if args.command == "sample" else _merge(args))
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        print(
+            "\njudgebias: interrupted: nothing was written (every file is written whole, or not at all)",
+            file=sys.stderr,
+        )
+        sys.exit(130)

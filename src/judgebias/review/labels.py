@@ -12,15 +12,17 @@ import csv
 import json
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from judgebias.core.errors import UserError
+from judgebias.core.item import Item
 from judgebias.core.labels import SPELLED, HumanLabel, human_label, majority
 from judgebias.io.dataset import load_items
 from judgebias.io.files import read_user_text, write_text_atomic
 from judgebias.io.jsonl import json_lines, text_lines
+from judgebias.review.sample import SAMPLE_INFO, item_digest
 
 SKIP = "skip"
 
@@ -52,7 +54,11 @@ def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     text = read_user_text(path, "labels file")
     if path.suffix.lower() == ".csv":
         reader = csv.DictReader(text.splitlines())
-        missing = {"id", "label", "annotator"} - set(reader.fieldnames or [])
+        names = [name.strip() for name in reader.fieldnames or []]
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        if repeated:
+            raise UserError(f"{path}:1: column {repeated[0]!r} is in the header twice: keep one (which would count?)")
+        missing = {"id", "label", "annotator"} - set(names)
         if missing:
             raise UserError(f"{path}:1: the header lacks {', '.join(sorted(missing))}: columns id, label, annotator")
         for row in reader:
@@ -64,8 +70,63 @@ def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         yield number, record
 
 
-def read_labels(paths: Sequence[Path], known: set[str]) -> tuple[list[Label], int]:
-    """Every label of the files (skips left out, counted), each line checked; ids must be in `known`."""
+def annotator_key(name: str) -> str:
+    """Who an annotator is: the name without surrounding space, in any case (`Ann`, `ann `, `ANN` are one person)."""
+    return name.strip().casefold()
+
+
+@dataclass(frozen=True)
+class Samples:
+    """The samples labels may come from (their sample.json files): each one's items as they were sampled."""
+
+    items: dict[str, dict[str, str]]  # sample id -> item id -> item_sha256
+    files: dict[str, Path]  # sample id -> its sample.json
+    unchecked: set[str] = field(default_factory=set)  # sample ids named by labels when no sample.json was found
+
+    @classmethod
+    def near(cls, paths: Sequence[Path], given: Sequence[Path] = ()) -> Samples:
+        """The sample.json files given, beside the label files, and in a `review/` folder under the given folders."""
+        items: dict[str, dict[str, str]] = {}
+        files: dict[str, Path] = {}
+        for place in paths:
+            for candidate in (*given, place.parent / SAMPLE_INFO, place / "review" / SAMPLE_INFO, place / SAMPLE_INFO):
+                if candidate.is_file():
+                    try:
+                        info = json.loads(candidate.read_text(encoding="utf-8"))
+                    except (OSError, ValueError):
+                        continue
+                    if isinstance(info, dict) and isinstance(info.get("sample_id"), str):
+                        items[info["sample_id"]] = dict(info.get("item_sha256") or {})
+                        files[info["sample_id"]] = candidate
+        return cls(items, files)
+
+    def check(self, sample: Any, item: Item, where: str) -> None:
+        """A label that names its sample must come from a known one, about the item as it was sampled. With no
+        sample.json found at all, the label's sample cannot be told from another: it is counted in `unchecked`."""
+        if sample in (None, ""):
+            return
+        if not self.items:
+            self.unchecked.add(str(sample))
+            return
+        if sample not in self.items:
+            known = ", ".join(sorted(self.items)) or "none found beside the labels or in the run's review/ folder"
+            raise UserError(
+                f"{where}: field 'sample': {sample!r} is not a sample of this data (known: {known}): these labels "
+                "were given on another sample's items"
+            )
+        sampled = self.items[sample].get(item.id)
+        if sampled is not None and sampled != item_digest(item.question, item.a, item.b):
+            raise UserError(
+                f"{where}: field 'id': item {item.id!r} changed since it was sampled ({self.files[sample]}): its "
+                "question or answers differ, so the label may point at the other answer; sample it again"
+            )
+
+
+def read_labels(
+    paths: Sequence[Path], known: set[str] | dict[str, Item], samples: Samples | None = None
+) -> tuple[list[Label], int]:
+    """Every label of the files (skips left out, counted), each line checked; ids must be in `known`; a label that
+    names its sample is checked against that sample (`samples`)."""
     labels: list[Label] = []
     skipped = 0
     seen: dict[tuple[str, str], str] = {}
@@ -84,13 +145,15 @@ def read_labels(paths: Sequence[Path], known: set[str]) -> tuple[list[Label], in
             if not isinstance(annotator, str) or not annotator.strip():
                 raise UserError(f"{where}: field 'annotator': missing: every label needs the name of who gave it")
             annotator = annotator.strip()
+            if samples is not None and isinstance(known, dict):
+                samples.check(record.get("sample"), known[item_id], where)
             if isinstance(raw, str) and raw.strip().lower() == SKIP:
                 skipped += 1
                 continue
             label = human_label(raw)
             if label is None:
                 raise UserError(f"{where}: field 'label': must be {SPELLED}, or skip, got {json.dumps(raw)[:40]}")
-            key = (annotator, item_id)
+            key = (annotator_key(annotator), item_id)
             if key in seen:
                 raise UserError(f"{where}: field 'id': {annotator!r} labelled {item_id!r} twice (also {seen[key]})")
             seen[key] = where
@@ -98,28 +161,39 @@ def read_labels(paths: Sequence[Path], known: set[str]) -> tuple[list[Label], in
     return labels, skipped
 
 
-def merge_labels(label_files: Sequence[Path], data: Path, out: Path) -> Merged:
-    """Write a copy of `data` with each item's new votes appended to human_votes (and names to human_voters)."""
-    items = load_items(data)  # the whole dataset checked first, so the copy is a dataset the run reads
+def merge_labels(
+    label_files: Sequence[Path], data: Path, out: Path, *, add: bool = False, samples: Samples | None = None
+) -> Merged:
+    """Write a copy of `data` with each item's new votes appended to human_votes (and names to human_voters).
+
+    An existing `out` is never replaced: with `add` the labels are added to it (it is the base, so the labels it
+    holds stay), else the merge is refused."""
     if out.resolve() == data.resolve():
         raise UserError(f"{out}: is the dataset itself: the merge writes a copy (pass another --out)")
-    labels, skipped = read_labels(label_files, {item.id for item in items})
+    if out.exists() and not add:
+        raise UserError(
+            f"{out}: exists (an earlier merge's labelled copy?): it is not replaced; add these labels to it with "
+            "--add, or write another file with --out"
+        )
+    base = out if add and out.exists() else data
+    items = load_items(base)  # the whole dataset checked first, so the copy is a dataset the run reads
+    labels, skipped = read_labels(label_files, {item.id: item for item in items}, samples)
     if not labels:
         raise UserError(f"{', '.join(map(str, label_files))}: no labels to merge (every line is a skip or empty)")
     by_item: dict[str, list[Label]] = {}
     for label in labels:
         by_item.setdefault(label.id, []).append(label)
     lines, human_set = [], 0
-    for number, record in enumerate(_records(data), start=1):
+    for number, record in enumerate(_records(base), start=1):
         new = by_item.get(str(record.get("id")), [])
         if new:
             votes = [human_label(v) for v in record.get("human_votes") or []]
             voters = list(record.get("human_voters") or []) or [f"unnamed-{k + 1}" for k in range(len(votes))]
             for label in new:
-                if label.annotator in voters:
+                if annotator_key(label.annotator) in {annotator_key(voter) for voter in voters}:
                     raise UserError(
                         f"{label.where}: field 'annotator': {label.annotator!r} already voted on {label.id!r} in "
-                        f"{data}:{number} (human_voters)"
+                        f"{base}:{number} (human_voters)"
                     )
                 votes.append(label.label)
                 voters.append(label.annotator)

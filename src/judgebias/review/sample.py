@@ -23,7 +23,12 @@ from judgebias.io.jsonl import json_lines
 SAMPLE = "sample.jsonl"
 SAMPLE_INFO = "sample.json"
 CSV_TEMPLATE = "labels.csv"
-CSV_COLUMNS = ["id", "question", "a", "b", "label", "annotator"]
+CSV_COLUMNS = ["id", "question", "a", "b", "label", "annotator", "sample"]
+
+
+def item_digest(question: str, a: str, b: str) -> str:
+    """What a label is about: the item's question and answers as sampled (a label on a changed item is stale)."""
+    return hashlib.sha256("\x00".join((question, a, b)).encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -116,6 +121,7 @@ def write_sample(
             "skipped_labelled": labelled,
             "include_gold": include_gold,
             "ids": [i.id for i in items],
+            "item_sha256": {i.id: item_digest(i.question, i.a, i.b) for i in items},
             "entropy": {j.id: round(j.entropy, 4) for j in chosen},
             "run_provenance": {
                 k: provenance.get(k) for k in ("config_hash", "git_revision", "models_reported", "argv")
@@ -123,9 +129,13 @@ def write_sample(
             "judge": (provenance.get("config") or {}).get("judge", {}).get("name"),
         },
     )
+    sample_id = hashlib.sha256(body.encode("utf-8")).hexdigest()[:16]
     write_csv(
         out_dir / CSV_TEMPLATE,
         CSV_COLUMNS,
-        ({"id": i.id, "question": i.question, "a": i.a, "b": i.b, "label": "", "annotator": ""} for i in items),
+        (
+            {"id": i.id, "question": i.question, "a": i.a, "b": i.b, "label": "", "annotator": "", "sample": sample_id}
+            for i in items
+        ),
     )
     return items
