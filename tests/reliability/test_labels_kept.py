@@ -144,6 +144,9 @@ def test_ctrl_c_while_a_command_starts_or_works_is_one_line(tmp_path: Path, comm
         process.send_signal(signal.SIGINT)
         _, err = process.communicate(timeout=60)
         assert "Traceback" not in err, (delay, err)
+        if process.returncode == -signal.SIGINT:
+            assert "" == err  # the interpreter's own start-up, before any of judgebias runs: killed, nothing said
+            continue
         assert process.returncode in (0, 2, 130), (delay, process.returncode, err)
         if process.returncode == 130:
             interrupted += 1

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from pathlib import Path
 
 from judgebias.cache import BACKENDS, URL_ENV, open_store
 from judgebias.cache.bundle import export_bundle, import_bundle, read_run_keys
 from judgebias.cache.disk import ReplyCache
 from judgebias.cli import startup
-from judgebias.cli.command import run_command
+from judgebias.cli.command import exit_as_command, run_command
 from judgebias.config.schema import CacheMode
 from judgebias.core.errors import UserError
 
@@ -107,11 +106,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt:
-        print(
-            "\njudgebias: interrupted: the cache was left as it was (a bundle file is written whole, or not)",
-            file=sys.stderr,
-        )
-        sys.exit(130)
+    exit_as_command(main, "interrupted: the replies stored so far stay; run the same command again")

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from judgebias.cli import startup
-from judgebias.cli.command import run_command
+from judgebias.cli.command import exit_as_command, run_command
 from judgebias.core.errors import UserError
 from judgebias.core.sampling import Strategy
 from judgebias.review.labels import Samples, merge_labels
@@ -140,11 +139,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt:
-        print(
-            "\njudgebias: interrupted: nothing was written (every file is written whole, or not at all)",
-            file=sys.stderr,
-        )
-        sys.exit(130)
+    exit_as_command(main, "interrupted: nothing was written (every file is written whole, or not at all)")
