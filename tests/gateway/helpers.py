@@ -67,6 +67,8 @@ def litellm_config(upstream: str, primary: str, backup: str, down: str) -> str:
         + deployment("judge-down", "openai/primary-model", base=down)
         + deployment("judge-lb", "openai/model-x")
         + deployment("judge-lb", "openai/model-y")
+        + deployment("judge-regions", "openai/gpt4o-eastus")  # one model served under two deployment names
+        + deployment("judge-regions", "openai/gpt4o-westus")
         + f"general_settings:\n  master_key: {MASTER_KEY}\n"
         + "litellm_settings:\n  num_retries: 0\n"
         + "router_settings:\n  routing_strategy: usage-based-routing-v2\n  disable_cooldowns: true\n"

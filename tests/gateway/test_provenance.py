@@ -117,6 +117,28 @@ def test_load_balancing_across_two_models_is_a_mixed_judge(
     assert 1 == gate(tmp_path / "run")
 
 
+def test_one_model_under_two_deployment_names_is_one_judge_once_declared(
+    gateway: Gateway, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An alias over two deployments of one model (east, west regions): both deployments answer, counted by the
+    upstream; undeclared it is a mixed judge, declared in judge.expect_models it is one judge and the gate passes,
+    its provenance still listing both deployments."""
+    monkeypatch.setenv(KEY_ENV, MASTER_KEY)
+    before = gateway.upstream.stats()["completions_ok"]
+    undeclared = judged(gateway, tmp_path, "judge-regions", items=10, name="undeclared")
+    sent = gateway.upstream.stats()["completions_ok"] - before
+    declared = judged(
+        gateway, tmp_path, "judge-regions", "judge.expect_models=[gpt4o-eastus,gpt4o-westus]", items=10,
+        name="declared",
+    )  # fmt: skip
+
+    assert 20 == sent == sum(undeclared["answered_by"].values())  # the upstream's count of what it answered
+    assert 2 == len(undeclared["answered_by"]) and "mixed_judge" == undeclared["status"]
+    assert ("ok", 1, 0) == (declared["status"], declared["models_answering"], declared["calls_foreign"])
+    assert undeclared["answered_by"] == declared["answered_by"]  # the same replies (cached), both deployments
+    assert 1 == gate(tmp_path / "undeclared") and 0 == gate(tmp_path / "declared")
+
+
 def test_a_rerun_that_mixes_cached_fallback_replies_says_so_and_reask_foreign_asks_only_those(
     gateway: Gateway, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -58,6 +58,39 @@ def test_one_deployment_throughout_is_one_judge() -> None:
     assert mixed_judge_note(origin, "j") is None
 
 
+def test_one_model_under_two_declared_deployment_names_is_one_judge() -> None:
+    """Two deployment names of one model (east, west): without a declaration two models (mixed); named in
+    judge.expect_models, one judge, with both deployments still listed, and items split between them not mixed."""
+    rows = [
+        row(f"i{n}", call("openai/gpt4o-eastus", model="gpt-4o"), call("openai/gpt4o-westus", model="gpt-4o"))
+        for n in range(3)
+    ]
+
+    undeclared = judge_origin(rows, "gpt-4o", [])
+    declared = judge_origin(rows, "gpt-4o", ["gpt4o-eastus", "gpt4o-westus"])
+
+    assert (2, 3) == (undeclared["models_answering"], undeclared["items_mixed_judge"])
+    assert mixed_judge_note(undeclared, "j") is not None
+    assert (1, 0, 0) == (declared["models_answering"], declared["items_mixed_judge"], declared["calls_foreign"])
+    assert {"openai/gpt4o-eastus": 3, "openai/gpt4o-westus": 3} == declared["answered_by"]
+    assert mixed_judge_note(declared, "j") is None
+
+
+@pytest.mark.parametrize(
+    ("names", "configured"),
+    [
+        (["openai/gpt-4o", "openai/gpt-4o-2024-08-06"], "gpt-4o"),  # a dated snapshot counts as the model
+        (["gpt-4o-mini", "openai/gpt-4o-mini"], "my-alias"),  # a batch body's name and a gateway header's
+    ],
+)
+def test_names_that_differ_only_in_prefix_or_snapshot_are_one_model(names: list[str], configured: str) -> None:
+    """Names that differ only in a provider prefix or a snapshot date are one model, declared or not."""
+    rows = [row("i1", call(names[0], model=configured), call(names[1], model=configured))]
+    origin = judge_origin(rows, configured, [])
+    assert (1, 0) == (origin["models_answering"], origin["items_mixed_judge"])
+    assert mixed_judge_note(origin, "j") is None
+
+
 def test_items_answered_by_two_models_and_cached_foreign_replies_are_counted() -> None:
     """Two deployments on one item, and a cached reply from a model the fresh ones do not come from, are flagged."""
     rows = [

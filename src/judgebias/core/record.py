@@ -524,6 +524,7 @@ class Summary(TypedDict, total=False):
     billed_unused: dict[str, Any]  # attempts billed but not used (no choices, asked again, timed out): count, usd
     models_reported: list[str]
     answered_by: dict[str, int]  # deployment (or model) -> calls it answered (ensembles: "judge: deployment")
+    models_answering: int  # the models those names stand for (judge.expect_models and dated snapshots map names)
     calls_foreign: int  # calls answered by a model other than the configured one (or judge.expect_models)
     items_mixed_judge: int  # items whose two orders were answered by different deployments or models
     items_mixed_judge_ids: list[str]

@@ -1,9 +1,11 @@
 """Who answered a run's calls, and whether that was one judge: the figures behind status `mixed_judge`.
 
 Pure. A call's `answered_by` is the deployment a gateway names, else the model the reply names. A judge is one
-judge when every call was answered by one deployment (or model), none by a model other than the configured one
-(or one of `judge.expect_models`, or a dated snapshot of the configured model), and the gateway reported no fallback.
-A gateway alias answered throughout by one deployment is one judge: its deployment is recorded, not flagged.
+judge when every call was answered by one model as the user declares it: the names the configured model and
+`judge.expect_models` accept (with or without a provider prefix, or as a dated snapshot) are one model, and so are
+other names that differ only in prefix or snapshot date; none by a model other than the configured one, and no
+gateway fallback. A gateway alias answered throughout by one deployment is one judge: its deployment is recorded.
+One model served under two deployment names is one judge once both are named in judge.expect_models.
 """
 
 from __future__ import annotations
@@ -58,11 +60,26 @@ def _answered(call: CallResult) -> bool:
     return call.label != "error" and call.answered_by is not None
 
 
+DECLARED = "the judge as declared"  # every name the configured model or judge.expect_models accepts
+
+
+def model_of(name: str, accepted: Sequence[str]) -> str:
+    """The model an answering name stands for: the declared judge when the configured model or one of
+    judge.expect_models accepts it (provider prefix and dated snapshot aside), else the name without its provider
+    prefix and snapshot date (`openai/gpt-4o-2024-08-06` and `gpt-4o` are one model)."""
+    if accepted and same_model(name, accepted):
+        return DECLARED
+    bare = _bare(name)
+    return _SNAPSHOT.sub("", bare) or bare
+
+
 def judge_origin(rows: Sequence[ItemResult], configured: str | None, expected: Sequence[str]) -> dict[str, Any]:
     """One judge's provenance figures: answered_by, calls_foreign, mixed items, cached foreign, gateway counts."""
     calls = [call for row in rows for call in row.calls]
     answered = [call for call in calls if _answered(call)]
     by = Counter(str(call.answered_by) for call in answered)
+    accepted = [name for name in (configured, *expected) if name]
+    model = {name: model_of(name, accepted) for name in by}  # each answering name's model, decided once
     # Decided once per distinct (model, deployment, fallbacks): a run's calls name only a few.
     origins = Counter((call.model, (call.origin or {}).get("deployment"), call.fallbacks) for call in answered)
     foreign = sum(n for origin, n in origins.items() if foreign_reason(*origin, configured, expected))
@@ -71,12 +88,13 @@ def judge_origin(rows: Sequence[ItemResult], configured: str | None, expected: S
         for row in rows
         if len(row.calls) == 2
         and all(_answered(call) for call in row.calls)
-        and row.calls[0].answered_by != row.calls[1].answered_by
+        and model[str(row.calls[0].answered_by)] != model[str(row.calls[1].answered_by)]
     ]
-    fresh = {call.answered_by for call in answered if not call.cached}
-    cached_foreign = sum(1 for call in answered if call.cached and fresh and call.answered_by not in fresh)
+    fresh = {model[str(call.answered_by)] for call in answered if not call.cached}
+    cached_foreign = sum(1 for call in answered if call.cached and fresh and model[str(call.answered_by)] not in fresh)
     return {
         "answered_by": dict(by.most_common()),
+        "models_answering": len(set(model.values())),
         "calls_foreign": foreign,
         "items_mixed_judge": len(mixed_ids),
         "items_mixed_judge_ids": mixed_ids,
@@ -94,14 +112,17 @@ def merge_origins(origins: dict[str, dict[str, Any]]) -> dict[str, Any]:
     for name, origin in origins.items():
         merged["answered_by"].update({f"{name}: {who}": n for who, n in origin["answered_by"].items()})
         merged["items_mixed_judge_ids"] += [f"{name}: {item}" for item in origin["items_mixed_judge_ids"]]
-        for key in ("calls_foreign", "items_mixed_judge", "cached_foreign", "gateway_fallbacks", "gateway_retries"):
-            merged[key] = merged.get(key, 0) + origin[key]
+        summed = ("calls_foreign", "items_mixed_judge", "cached_foreign", "gateway_fallbacks", "gateway_retries")
+        for key in (*summed, "models_answering"):
+            merged[key] = merged.get(key, 0) + origin.get(key, 0)
     merged["mixed_judge_by"] = {name: _mixed(origin) for name, origin in origins.items()}
     return merged
 
 
 def _mixed(origin: dict[str, Any]) -> bool:
-    return bool(len(origin["answered_by"]) > 1 or origin["calls_foreign"] or origin["gateway_fallbacks"])
+    """Several models answered (names the declaration maps to one model count once), a foreign one, or a fallback."""
+    models = origin.get("models_answering", len(origin["answered_by"]))
+    return bool(models > 1 or origin["calls_foreign"] or origin["gateway_fallbacks"])
 
 
 def mixed_judge_note(origin: dict[str, Any], judge: str) -> str | None:
