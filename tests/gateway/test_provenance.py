@@ -136,6 +136,10 @@ def test_one_model_under_two_deployment_names_is_one_judge_once_declared(
     assert 2 == len(undeclared["answered_by"]) and "mixed_judge" == undeclared["status"]
     assert ("ok", 1, 0) == (declared["status"], declared["models_answering"], declared["calls_foreign"])
     assert undeclared["answered_by"] == declared["answered_by"]  # the same replies (cached), both deployments
+    assert (
+        sorted(undeclared["answered_unexpected"]) == sorted(undeclared["answered_by"])
+        and not declared["answered_unexpected"]
+    )
     assert 1 == gate(tmp_path / "undeclared") and 0 == gate(tmp_path / "declared")
 
 

@@ -74,6 +74,9 @@ def test_one_model_under_two_declared_deployment_names_is_one_judge() -> None:
     assert (1, 0, 0) == (declared["models_answering"], declared["items_mixed_judge"], declared["calls_foreign"])
     assert {"openai/gpt4o-eastus": 3, "openai/gpt4o-westus": 3} == declared["answered_by"]
     assert mixed_judge_note(declared, "j") is None
+    assert (["openai/gpt4o-eastus", "openai/gpt4o-westus"], []) == (
+        sorted(undeclared["answered_unexpected"]), declared["answered_unexpected"]
+    )  # fmt: skip
 
 
 @pytest.mark.parametrize(

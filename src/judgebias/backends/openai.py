@@ -360,9 +360,10 @@ class OpenAIJudge(Backend):
         notes = []
         if self.timeouts:
             notes.append(
-                f"judge {self.config.name!r}: {self.timeouts} requests were retried after a client-side timeout "
-                f"(judge.timeout={self.config.timeout:g}s); the endpoint may have answered and billed them too, "
-                "so they may have been billed twice: raise judge.timeout to make this rare"
+                f"judge {self.config.name!r}: {self.timeouts} requests were retried after a timeout (the client's, "
+                f"judge.timeout={self.config.timeout:g}s, or a gateway's 408/504); the endpoint may have answered and "
+                "billed them too, so they may have been billed twice: raise judge.timeout (or the gateway's) to make "
+                "this rare"
             )
         if self.budget_spent:
             notes.append(
@@ -400,7 +401,11 @@ class OpenAIJudge(Backend):
         """Count the retry (and a timeout's possible double bill); say on the terminal what is retried and why."""
         openai = _sdk()
 
-        timeout = isinstance(error, openai.APITimeoutError)
+        # A gateway's own timeout (LiteLLM answers 408; a proxy's 504) left the upstream request running, as a
+        # client-side timeout does: it may have been answered and billed.
+        timeout = isinstance(error, openai.APITimeoutError) or (
+            isinstance(error, openai.APIStatusError) and error.status_code in GATEWAY_TIMEOUTS
+        )
         now = time.monotonic()
         with self._lock:
             self.retries += 1
@@ -453,6 +458,9 @@ class OpenAIJudge(Backend):
 REPLY_BYTES_PER_TOKEN = 64  # a response body holds at most this many characters per reply token
 REPLY_BYTES_PER_TOKEN_LOGPROBS = 4096  # ... or this many with each token's top log-probabilities
 MIN_REPLY_BOUND = 1 << 20  # ... and is never refused below 1 MB
+
+
+GATEWAY_TIMEOUTS = (408, 504)  # a gateway's timeout (LiteLLM's own is 408): the upstream request may finish
 
 
 def protocol_problem(error: BaseException) -> str | None:

@@ -525,6 +525,7 @@ class Summary(TypedDict, total=False):
     models_reported: list[str]
     answered_by: dict[str, int]  # deployment (or model) -> calls it answered (ensembles: "judge: deployment")
     models_answering: int  # the models those names stand for (judge.expect_models and dated snapshots map names)
+    answered_unexpected: list[str]  # answering names judge.model and judge.expect_models do not accept
     calls_foreign: int  # calls answered by a model other than the configured one (or judge.expect_models)
     items_mixed_judge: int  # items whose two orders were answered by different deployments or models
     items_mixed_judge_ids: list[str]

@@ -95,6 +95,8 @@ def judge_origin(rows: Sequence[ItemResult], configured: str | None, expected: S
     return {
         "answered_by": dict(by.most_common()),
         "models_answering": len(set(model.values())),
+        # names neither judge.model nor judge.expect_models accepts (a gateway's deployment behind an alias): said
+        "answered_unexpected": [name for name, _ in by.most_common() if accepted and model[name] != DECLARED],
         "calls_foreign": foreign,
         "items_mixed_judge": len(mixed_ids),
         "items_mixed_judge_ids": mixed_ids,
@@ -108,8 +110,9 @@ def merge_origins(origins: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The run's provenance from each judge's: counts summed; an ensemble's answered_by keyed "judge: deployment"."""
     if len(origins) == 1:
         return next(iter(origins.values()))
-    merged: dict[str, Any] = {"answered_by": {}, "items_mixed_judge_ids": []}
+    merged: dict[str, Any] = {"answered_by": {}, "items_mixed_judge_ids": [], "answered_unexpected": []}
     for name, origin in origins.items():
+        merged["answered_unexpected"] += [f"{name}: {who}" for who in origin.get("answered_unexpected", [])]
         merged["answered_by"].update({f"{name}: {who}": n for who, n in origin["answered_by"].items()})
         merged["items_mixed_judge_ids"] += [f"{name}: {item}" for item in origin["items_mixed_judge_ids"]]
         summed = ("calls_foreign", "items_mixed_judge", "cached_foreign", "gateway_fallbacks", "gateway_retries")

@@ -411,6 +411,14 @@ def format_summary(summary: Summary, overrides: Sequence[str] = ()) -> str:
     for note in s.get("notes", []):
         if note != s.get("unreadable_note"):  # said under the first line already
             lines.append(f"  note: {note}")
+    if s.get("answered_unexpected"):
+        names = ", ".join(s["answered_unexpected"])
+        lines.append(
+            f"  answered by {names}: neither judge.model nor judge.expect_models (a gateway's deployment behind judge "
+            f"{s.get('judge')!r}?); if that is the judge you meant, name it in judge.expect_models"
+        )
+    if s.get("soft_note"):  # log-probabilities asked for and dropped (a gateway's drop_params): said, not only kept
+        lines.append(f"  note: {s['soft_note']}")
     imported = s.get("imported_replies")
     if imported:
         bundles = ", ".join(f"{b['file']} (sha256 {b['sha256'][:12]})" for b in imported["bundles"])
