@@ -9,21 +9,12 @@ load across two models (`judge-lb`).
 
 from __future__ import annotations
 
-import os
-import subprocess
-import time
-import urllib.request
 from collections.abc import Iterator
 
 import pytest
 
 from judgebias.devserver.server import ServerOptions, start_server
-from tests.gateway.helpers import (
-    LITELLM,
-    START_TIMEOUT,
-    Gateway,
-    litellm_config,
-)
+from tests.gateway.helpers import LITELLM, Gateway, launch_proxy, litellm_config
 from tests.helpers import free_port, stop_process
 
 
@@ -38,31 +29,9 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
     backup = start_server(ServerOptions(policy="first"))
     down = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
     (folder / "config.yaml").write_text(litellm_config(upstream.url, primary.url, backup.url, down), encoding="utf-8")
-    port = free_port()
-    log = folder / "proxy.log"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "DATABASE_URL", "LITELLM_"))}
-    env["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # no network: use the price map shipped in the package
-    with log.open("wb") as out:
-        proxy = subprocess.Popen(
-            [str(LITELLM), "--config", str(folder / "config.yaml"), "--host", "127.0.0.1", "--port", str(port)],
-            cwd=folder,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
+    url, proxy, log = launch_proxy(folder)
     try:
-        deadline = time.monotonic() + START_TIMEOUT
-        while True:
-            if proxy.poll() is not None:
-                pytest.fail(f"the LiteLLM proxy exited with {proxy.returncode}; see {log}")
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health/liveliness", timeout=2):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    pytest.fail(f"the LiteLLM proxy did not start within {START_TIMEOUT:.0f}s; see {log}")
-                time.sleep(0.5)
-        yield Gateway(f"http://127.0.0.1:{port}/v1", upstream, log, primary, backup)
+        yield Gateway(url, upstream, log, primary, backup)
     finally:
         stop_process(proxy, timeout=20)
         for server in (upstream, primary, backup):

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import time
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 from judgebias.devserver.server import RunningServer
-from tests.helpers import write_items
+from tests.helpers import free_port, stop_process, write_items
 from tests.reliability.helpers import pairs
 
 REPO = Path(__file__).resolve().parents[2]
@@ -74,3 +80,32 @@ def litellm_config(upstream: str, primary: str, backup: str, down: str) -> str:
         + "router_settings:\n  routing_strategy: usage-based-routing-v2\n  disable_cooldowns: true\n"
         + '  fallbacks: [{"judge-fb": ["judge-backup"]}, {"judge-down": ["judge-backup"]}]\n'
     )
+
+
+def launch_proxy(folder: Path) -> tuple[str, subprocess.Popen[bytes], Path]:
+    """LiteLLM's proxy on a free port of 127.0.0.1 with folder/config.yaml, once it answers: (its /v1 URL, the
+    process, its log). A proxy that exits or does not start in time fails the test naming the log."""
+    port = free_port()
+    log = folder / "proxy.log"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "DATABASE_URL", "LITELLM_"))}
+    env["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # no network: use the price map shipped in the package
+    with log.open("wb") as out:
+        proxy = subprocess.Popen(
+            [str(LITELLM), "--config", str(folder / "config.yaml"), "--host", "127.0.0.1", "--port", str(port)],
+            cwd=folder,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    deadline = time.monotonic() + START_TIMEOUT
+    while True:
+        if proxy.poll() is not None:
+            pytest.fail(f"the LiteLLM proxy exited with {proxy.returncode}; see {log}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health/liveliness", timeout=2):
+                return f"http://127.0.0.1:{port}/v1", proxy, log
+        except OSError:
+            if time.monotonic() > deadline:
+                stop_process(proxy, timeout=20)
+                pytest.fail(f"the LiteLLM proxy did not start within {START_TIMEOUT:.0f}s; see {log}")
+            time.sleep(0.5)

@@ -160,3 +160,25 @@ def test_whatever_a_server_sends_is_a_reply_never_an_exception(body: str, outcom
     assert (reply.reason is None) == (outcome is None)
     if outcome is None:
         assert "A" == reply.text
+
+
+@pytest.mark.parametrize(
+    ("headers", "gateway"),
+    [
+        ({"x-litellm-cache-key": "abc", "x-litellm-model-name": "openai/other"}, "litellm"),
+        ({"x-portkey-cache-status": "HIT"}, "portkey"),
+        ({"x-portkey-cache-status": "SEMANTIC HIT"}, "portkey"),
+        ({"helicone-cache": "HIT"}, "helicone"),
+        ({"cf-aig-cache-status": "HIT"}, "cloudflare"),
+        ({"x-portkey-cache-status": "MISS"}, None),
+        ({"x-litellm-model-name": "openai/gpt-4o"}, None),
+    ],
+)
+def test_a_gateways_cache_hit_is_a_source_of_its_own(headers: dict[str, str], gateway: str | None) -> None:
+    """A reply a gateway served from its response cache names that gateway and no deployment (LiteLLM names this
+    request's pick on a hit, not the deployment that wrote the reply); a miss is an ordinary reply."""
+    body = '{"model": "judge", "choices": [{"index": 0, "message": {"content": "A"}, "finish_reason": "stop"}]}'
+    reply = reply_of_text(body, headers, no_probs)
+    assert gateway == reply.gateway_cache
+    if gateway is not None:
+        assert "unknown (gateway cache)" == reply.answered_by

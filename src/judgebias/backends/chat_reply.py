@@ -93,10 +93,32 @@ def content_text(content: object) -> str | None:
     return None
 
 
+# Headers by which gateways say they served a reply from their own response cache (the header, the values of a hit;
+# None: present at all is a hit). LiteLLM sets x-litellm-cache-key on a cache hit only.
+GATEWAY_CACHE_HEADERS = (
+    ("litellm", "x-litellm-cache-key", None),
+    ("portkey", "x-portkey-cache-status", ("hit", "semantic hit")),
+    ("helicone", "helicone-cache", ("hit",)),
+    ("cloudflare", "cf-aig-cache-status", ("hit",)),
+)
+
+
+def gateway_cache(headers: Mapping[str, str]) -> str | None:
+    """The gateway whose response cache served a reply, from its headers; None for a reply the model wrote now."""
+    for gateway, header, hits in GATEWAY_CACHE_HEADERS:
+        value = headers.get(header)
+        if value and (hits is None or value.strip().lower() in hits):
+            return gateway
+    return None
+
+
 def _with_origin(reply: Reply, headers: Mapping[str, str] | None) -> Reply:
     """The reply with what a gateway's headers say of its origin (none: as it is)."""
     if not headers:
         return reply
+    cached_by = gateway_cache(headers)
+    if cached_by is not None:
+        reply = _replace(reply, gateway_cache=cached_by)
     deployment = bounded(headers.get(DEPLOYMENT_HEADER) or None)
     deployment_id = bounded(headers.get(DEPLOYMENT_ID_HEADER) or None)
     api_base = bounded(headers.get(API_BASE_HEADER) or None)

@@ -68,6 +68,7 @@ class Reply:
     fallbacks: int = 0  # fallbacks the gateway reports for this reply (LiteLLM: x-litellm-attempted-fallbacks)
     gateway_retries: int = 0  # upstream retries the gateway reports (LiteLLM: x-litellm-attempted-retries)
     reasoning_tokens: int = 0  # hidden reasoning tokens the reply reports (usage.completion_tokens_details)
+    gateway_cache: str | None = None  # the gateway that served this reply from its own response cache (litellm, ...)
 
     def to_json(self) -> dict[str, Any]:
         """The cached form (JSON text in the cache, never pickle); origin fields only when known."""
@@ -86,11 +87,18 @@ class Reply:
 
     @property
     def answered_by(self) -> str | None:
-        """Who answered: the deployment a gateway names, else the model the reply names (with a router's provider)."""
+        """Who answered: the deployment a gateway names, else the model the reply names (with a router's provider);
+        for a reply a gateway served from its own cache, no deployment: the one it names is this request's pick,
+        not the one that wrote the reply."""
+        if self.gateway_cache:
+            return GATEWAY_CACHED
         model = self.deployment or self.model
         if model is not None and self.provider:
             return f"{model} via {self.provider}"
         return model
+
+
+GATEWAY_CACHED = "unknown (gateway cache)"  # who answered a reply a gateway served from its response cache
 
 
 # Stored only when set (a cached reply of an older release has none of them): outcome, reason and the origin.
@@ -105,6 +113,7 @@ REPLY_OPTIONAL_FIELDS: tuple[str, ...] = (
     "fallbacks",
     "gateway_retries",
     "reasoning_tokens",
+    "gateway_cache",
 )
 
 
@@ -526,6 +535,7 @@ class Summary(TypedDict, total=False):
     answered_by: dict[str, int]  # deployment (or model) -> calls it answered (ensembles: "judge: deployment")
     models_answering: int  # the models those names stand for (judge.expect_models and dated snapshots map names)
     answered_unexpected: list[str]  # answering names judge.model and judge.expect_models do not accept
+    calls_gateway_cached: int  # replies a gateway served from its own response cache (who wrote them: unknown)
     calls_foreign: int  # calls answered by a model other than the configured one (or judge.expect_models)
     items_mixed_judge: int  # items whose two orders were answered by different deployments or models
     items_mixed_judge_ids: list[str]

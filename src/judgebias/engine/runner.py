@@ -699,6 +699,7 @@ ORIGIN_FIELDS = (
     "system_fingerprint",
     "fallbacks",
     "gateway_retries",
+    "gateway_cache",
 )
 
 

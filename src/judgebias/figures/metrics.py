@@ -751,11 +751,13 @@ def _samples(items: Sequence[ItemResult], figures: _Figures) -> dict[str, Any]:
     two, agree = np.zeros(n), np.zeros(n)
     soft, soft_has = np.zeros(n), np.zeros(n)
     most = 0
+    gateway_cached = 0  # samples a gateway served from its response cache: repeats of a reply, not new asks
     for i, r in enumerate(items):
         groups = order_samples(r)
         if groups is None:
             continue
         most = max([most, *(len(group) for group in groups)])
+        gateway_cached += sum(1 for group in groups for call in group if (call.origin or {}).get("gateway_cache"))
         for o, group in enumerate(groups):
             answered = [call.label for call in group if call.label != "error"]
             if len(answered) >= 2:
@@ -783,6 +785,15 @@ def _samples(items: Sequence[ItemResult], figures: _Figures) -> dict[str, Any]:
         out[name] = _point(num, den)
     out["repetition_stability_n"] = int(np.maximum(has[0], has[1]).sum())
     out["majority_n"] = int(majority_scored.sum())
+    if gateway_cached:
+        for name in ("repetition_stability_order1", "repetition_stability_order2"):
+            out[name] = None
+            figures.rates.pop(name, None)
+        out["repetition_stability_note"] = (
+            f"not identifiable: {gateway_cached} samples were served from a gateway's response cache, so they "
+            "repeat one reply instead of asking the judge again; turn the gateway's cache off for these calls "
+            "(LiteLLM: +judge.extra_body.cache={no-cache:true}) and rerun with cache.mode=refresh"
+        )
     return out
 
 

@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from judgebias.core.record import CallResult, ItemResult
+from judgebias.core.record import GATEWAY_CACHED, CallResult, ItemResult
 
 _SNAPSHOT = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{4}|\d{8}|latest)$")  # gpt-4o-2024-08-06, o1-mini-0912, ...-20241022
 MIXED_IDS_LISTED = 50  # item ids listed in the printed line (summary.json lists every one)
@@ -80,6 +80,7 @@ def judge_origin(rows: Sequence[ItemResult], configured: str | None, expected: S
     by = Counter(str(call.answered_by) for call in answered)
     accepted = [name for name in (configured, *expected) if name]
     model = {name: model_of(name, accepted) for name in by}  # each answering name's model, decided once
+    model.pop(GATEWAY_CACHED, None)  # a gateway's cached reply: who wrote it is not known, so it names no model
     # Decided once per distinct (model, deployment, fallbacks): a run's calls name only a few.
     origins = Counter((call.model, (call.origin or {}).get("deployment"), call.fallbacks) for call in answered)
     foreign = sum(n for origin, n in origins.items() if foreign_reason(*origin, configured, expected))
@@ -88,15 +89,20 @@ def judge_origin(rows: Sequence[ItemResult], configured: str | None, expected: S
         for row in rows
         if len(row.calls) == 2
         and all(_answered(call) for call in row.calls)
+        and GATEWAY_CACHED not in (row.calls[0].answered_by, row.calls[1].answered_by)
         and model[str(row.calls[0].answered_by)] != model[str(row.calls[1].answered_by)]
     ]
-    fresh = {model[str(call.answered_by)] for call in answered if not call.cached}
-    cached_foreign = sum(1 for call in answered if call.cached and fresh and model[str(call.answered_by)] not in fresh)
+    known = [call for call in answered if call.answered_by != GATEWAY_CACHED]
+    fresh = {model[str(call.answered_by)] for call in known if not call.cached}
+    cached_foreign = sum(1 for call in known if call.cached and fresh and model[str(call.answered_by)] not in fresh)
     return {
         "answered_by": dict(by.most_common()),
         "models_answering": len(set(model.values())),
         # names neither judge.model nor judge.expect_models accepts (a gateway's deployment behind an alias): said
-        "answered_unexpected": [name for name, _ in by.most_common() if accepted and model[name] != DECLARED],
+        "answered_unexpected": [
+            name for name, _ in by.most_common() if accepted and name in model and model[name] != DECLARED
+        ],
+        "calls_gateway_cached": by.get(GATEWAY_CACHED, 0),
         "calls_foreign": foreign,
         "items_mixed_judge": len(mixed_ids),
         "items_mixed_judge_ids": mixed_ids,
@@ -115,7 +121,10 @@ def merge_origins(origins: dict[str, dict[str, Any]]) -> dict[str, Any]:
         merged["answered_unexpected"] += [f"{name}: {who}" for who in origin.get("answered_unexpected", [])]
         merged["answered_by"].update({f"{name}: {who}": n for who, n in origin["answered_by"].items()})
         merged["items_mixed_judge_ids"] += [f"{name}: {item}" for item in origin["items_mixed_judge_ids"]]
-        summed = ("calls_foreign", "items_mixed_judge", "cached_foreign", "gateway_fallbacks", "gateway_retries")
+        summed = (
+            "calls_foreign", "items_mixed_judge", "cached_foreign", "gateway_fallbacks", "gateway_retries",
+            "calls_gateway_cached",
+        )  # fmt: skip
         for key in (*summed, "models_answering"):
             merged[key] = merged.get(key, 0) + origin.get(key, 0)
     merged["mixed_judge_by"] = {name: _mixed(origin) for name, origin in origins.items()}

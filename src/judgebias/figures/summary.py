@@ -140,8 +140,17 @@ def build_summary(
     summary["retries"] = retries
     summary["timeouts"] = timeouts
     summary["judging_seconds"] = round(elapsed, 3)
+    gateway_cached = int(summary.get("calls_gateway_cached") or 0)
+    gateway_note = (
+        f"{gateway_cached} replies were served from a gateway's response cache, not by a model asked now: who wrote "
+        "them is unknown (answered_by: unknown (gateway cache)); turn the gateway's cache off for a judge you measure "
+        "(LiteLLM: +judge.extra_body.cache={no-cache:true})"
+        if gateway_cached
+        else None
+    )
     summary["notes"] = (
         ([unreadable] if unreadable else [])
+        + ([gateway_note] if gateway_note else [])
         + _outcome_notes(summary)
         + ([honoured_note] if honoured_note else [])
         + notes
