@@ -51,6 +51,8 @@ class Backend(ABC):
     paid: bool = False  # replies are cached on disk (never sent twice) and the key is checked before a call
     retries: int = 0  # retries made so far, for the progress line
     timeouts: int = 0  # of those, retried after a client-side timeout (the endpoint may have billed both)
+    gateway_retries_failed: int = 0  # upstream retries a gateway reported on the error responses it sent
+    gateway_errors_unknown: int = 0  # error responses from a gateway that does not say how often it retried
     first_token: bool = False  # the verdict is the reply's first word (a completion after the answer cue)
 
     @abstractmethod

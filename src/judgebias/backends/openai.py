@@ -96,6 +96,8 @@ class OpenAIJudge(Backend):
         self.retries = 0  # retries made so far, for the progress line
         self.timeouts = 0  # requests retried after a client-side timeout (the server may have billed them)
         self.budget_spent = 0  # replies that came back empty at finish_reason "length": the budget went to reasoning
+        self.gateway_retries_failed = 0  # retries a gateway reported on its error responses (x-litellm-attempted-*)
+        self.gateway_errors_unknown = 0  # a gateway's error responses that do not say how often it retried
         self.logprobs_refused = False  # the endpoint refused logprobs once: later calls are sent without them
         self.reached = False  # some call has been answered: a later connection error is not "endpoint down"
         self.stopped: str | None = None  # once set, every call and retry fails at once with this reason, unsent
@@ -267,6 +269,7 @@ class OpenAIJudge(Backend):
                 )
             except Exception as error:
                 self.pacer.release(ticket, succeeded=False, throttled=is_throttled(error))
+                self._count_gateway_retries(error)
                 if meter is not None and isinstance(error, _sdk().APITimeoutError):
                     meter.billed(None)  # the server may have finished the request, and billed it
                 if "logprobs" in body and _refuses_logprobs(error):
@@ -355,9 +358,42 @@ class OpenAIJudge(Backend):
             return reply
         return dataclasses.replace(reply, deployment=deployment, deployment_id=deployment_id, api_base=api_base)
 
+    def _count_gateway_retries(self, error: BaseException) -> None:
+        """What a gateway's error response says of its own retries: their count (LiteLLM's attempted-retries header),
+        or that it does not say (a gateway that names itself in its headers but not its retries)."""
+        response = getattr(error, "response", None)
+        headers = getattr(response, "headers", None)
+        if headers is None:
+            return
+        retried = headers.get(GATEWAY_RETRIES_HEADER)
+        with self._lock:
+            if retried is not None and str(retried).strip().isdigit():
+                self.gateway_retries_failed += int(str(retried).strip())
+            elif any(name in headers for name in GATEWAY_HEADERS):
+                self.gateway_errors_unknown += 1
+
     def notes(self) -> list[str]:
-        """What the summary should say about this judge's calls (timeouts, budgets spent reasoning, logprobs)."""
+        """What the summary should say about this judge's calls (timeouts, budgets spent reasoning, logprobs,
+        retries made by both this client and a gateway)."""
         notes = []
+        if self.gateway_errors_unknown or self.gateway_retries_failed:
+            unknown = (
+                f"; {self.gateway_errors_unknown} error responses did not say how often it retried, so its retries "
+                "on failed calls are unknown"
+                if self.gateway_errors_unknown
+                else ""
+            )
+            both = (
+                f"; judgebias retried too (judge.max_retries={self.config.max_retries}): a failing call can cost "
+                f"({self.config.max_retries} + 1) x (the gateway's retries + 1) upstream requests, so keep one of the "
+                "two budgets at 0"
+                if self.retries
+                else ""
+            )
+            notes.append(
+                f"judge {self.config.name!r}: the gateway reported {self.gateway_retries_failed} retries of its own on "
+                f"failed calls{unknown}{both}"
+            )
         if self.timeouts:
             notes.append(
                 f"judge {self.config.name!r}: {self.timeouts} requests were retried after a timeout (the client's, "
@@ -460,6 +496,8 @@ REPLY_BYTES_PER_TOKEN_LOGPROBS = 4096  # ... or this many with each token's top 
 MIN_REPLY_BOUND = 1 << 20  # ... and is never refused below 1 MB
 
 
+GATEWAY_RETRIES_HEADER = "x-litellm-attempted-retries"
+GATEWAY_HEADERS = ("x-litellm-call-id", "x-litellm-model-id", "x-portkey-trace-id", "helicone-id", "cf-aig-log-id")
 GATEWAY_TIMEOUTS = (408, 504)  # a gateway's timeout (LiteLLM's own is 408): the upstream request may finish
 
 

@@ -541,7 +541,8 @@ class Summary(TypedDict, total=False):
     items_mixed_judge_ids: list[str]
     cached_foreign: int  # cache hits answered by another deployment than this run's fresh replies
     gateway_fallbacks: int  # calls the gateway reports it answered from a fallback
-    gateway_retries: int  # upstream retries the gateway reports (on top of `retries`, ours)
+    gateway_retries: int  # upstream retries the gateway reports (on top of `retries`, ours), failed calls included
+    gateway_errors_retries_unknown: int  # a gateway's error responses that did not say how often it retried
     mixed_judge: bool
     calls_settings_not_honoured: int  # calls whose reply shows a setting sent was not honoured (reasoning tokens
     # at a temperature other than 1, no logprobs from a reasoning model)

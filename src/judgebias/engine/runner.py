@@ -270,6 +270,9 @@ def run_experiment(
         timeouts=sum(judging.backend.timeouts for judging in judgings),
         clustering=clustering,
     )
+    gateway_failed = sum(judging.backend.gateway_retries_failed for judging in judgings)
+    summary["gateway_retries"] = int(summary.get("gateway_retries") or 0) + gateway_failed
+    summary["gateway_errors_retries_unknown"] = sum(judging.backend.gateway_errors_unknown for judging in judgings)
     if spending.unused.attempts:
         unused = spending.unused.record()
         summary["billed_unused"] = unused

@@ -1,0 +1,65 @@
+"""Through a real LiteLLM proxy that retries on its own (router num_retries: 3) in front of an upstream that always
+fails: the upstream's own count shows the product of the two retry budgets; judgebias says the gateway's retries on
+failed calls are unknown (LiteLLM's error responses do not carry them) and that both retried, with the product."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from judgebias.devserver.server import RunningServer, ServerOptions, start_server
+from tests.gateway.helpers import KEY_ENV, LITELLM, MASTER_KEY, dataset, launch_proxy
+from tests.helpers import stop_process
+from tests.reliability.helpers import run_here
+
+pytestmark = pytest.mark.gateway
+
+GATEWAY_RETRIES = 3
+ITEMS = 2
+
+
+@pytest.fixture(scope="module")
+def retrying_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, RunningServer]]:
+    """A proxy of its own with router retries, in front of a dev server that answers every request 500."""
+    if not LITELLM.exists():
+        pytest.skip(f"LiteLLM proxy not installed at {LITELLM}: run `make litellm`")
+    folder = tmp_path_factory.mktemp("litellm-retries")
+    upstream = start_server(ServerOptions(p500=1.0))
+    (folder / "config.yaml").write_text(
+        "model_list:\n"
+        f"  - model_name: judge\n    litellm_params:\n      model: openai/judgebias-dev\n"
+        f"      api_base: {upstream.url}\n      api_key: upstream-key\n"
+        f"general_settings:\n  master_key: {MASTER_KEY}\n"
+        f"router_settings:\n  num_retries: {GATEWAY_RETRIES}\n  retry_after: 0\n",
+        encoding="utf-8",
+    )
+    url, proxy, _ = launch_proxy(folder)
+    try:
+        yield url, upstream
+    finally:
+        stop_process(proxy, timeout=20)
+        upstream.stop()
+
+
+def test_retries_of_both_the_client_and_the_gateway_are_said_with_their_product(
+    retrying_gateway: tuple[str, RunningServer], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """judge.max_retries=1 behind num_retries=3: each failing call costs (1 + 1) x (3 + 1) upstream requests by the
+    upstream's count; the summary counts the gateway's error responses whose retries are unknown, and says both."""
+    url, upstream = retrying_gateway
+    monkeypatch.setenv(KEY_ENV, MASTER_KEY)
+    before = upstream.stats()["requests"]
+
+    summary = run_here(
+        tmp_path / "run", "judge=local", "judge.model=judge", f"judge.base_url={url}", f"judge.api_key_env={KEY_ENV}",
+        dataset(tmp_path, ITEMS), f"cache.dir={tmp_path / 'cache'}", "judge.max_retries=1", "judge.retry_backoff=0",
+        "bootstrap.resamples=0", "report=false", "progress=off",
+    )  # fmt: skip
+
+    calls = 2 * ITEMS
+    assert calls * 2 * (GATEWAY_RETRIES + 1) == upstream.stats()["requests"] - before
+    assert (calls, calls * 2) == (summary["failed_calls"], summary["gateway_errors_retries_unknown"])
+    (note,) = [note for note in summary["notes"] if "the gateway reported" in note]
+    assert "retries on failed calls are unknown" in note and "(1 + 1) x (the gateway's retries + 1)" in note
