@@ -75,10 +75,15 @@ def litellm_config(upstream: str, primary: str, backup: str, down: str) -> str:
         + deployment("judge-lb", "openai/model-y")
         + deployment("judge-regions", "openai/gpt4o-eastus")  # one model served under two deployment names
         + deployment("judge-regions", "openai/gpt4o-westus")
+        + deployment("judge-snap", "openai/gpt-4o")  # a model and its dated snapshot behind one alias
+        + deployment("judge-snap", "openai/gpt-4o-2024-08-06")
+        + deployment("gpt-4o", "openai/gpt-4o")  # a real model's name, shadowed by the alias below
+        + deployment("judge-big", "openai/big-model")
         + f"general_settings:\n  master_key: {MASTER_KEY}\n"
         + "litellm_settings:\n  num_retries: 0\n"
         + "router_settings:\n  routing_strategy: usage-based-routing-v2\n  disable_cooldowns: true\n"
         + '  fallbacks: [{"judge-fb": ["judge-backup"]}, {"judge-down": ["judge-backup"]}]\n'
+        + '  model_group_alias: {"gpt-4o": "judge-big"}\n'
     )
 
 

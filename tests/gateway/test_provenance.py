@@ -143,6 +143,38 @@ def test_one_model_under_two_deployment_names_is_one_judge_once_declared(
     assert 1 == gate(tmp_path / "undeclared") and 0 == gate(tmp_path / "declared")
 
 
+def test_a_model_and_its_dated_snapshot_behind_one_alias_are_one_judge(
+    gateway: Gateway, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """openai/gpt-4o beside openai/gpt-4o-2024-08-06 under one alias: both answer, and it is one judge (ok)."""
+    monkeypatch.setenv(KEY_ENV, MASTER_KEY)
+    summary = judged(gateway, tmp_path, "judge-snap", items=10)
+
+    assert {"openai/gpt-4o", "openai/gpt-4o-2024-08-06"} == set(summary["answered_by"]), summary["answered_by"]
+    assert ("ok", 1) == (summary["status"], summary["models_answering"])
+    assert 0 == gate(tmp_path / "run")
+
+
+def test_an_alias_that_shadows_a_real_model_names_who_answered(
+    gateway: Gateway, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """model_group_alias {"gpt-4o": "judge-big"} beside a real gpt-4o deployment: every call answered by big-model
+    while the replies say gpt-4o; the printed summary names big-model, and declaring it is the way to accept it."""
+    monkeypatch.setenv(KEY_ENV, MASTER_KEY)
+    printed: list[str] = []
+    from judgebias.engine.runner import run_experiment
+    from tests.reliability.helpers import config_of
+
+    overrides = through(gateway, "gpt-4o", dataset(tmp_path, 4), f"cache.dir={tmp_path / 'cache'}")
+    summary = run_experiment(config_of(*overrides), tmp_path / "run", echo=printed.append)
+
+    assert {"openai/big-model": 8} == summary["answered_by"]
+    assert ["gpt-4o"] == summary["models_reported"]  # LiteLLM rewrites the reply's model to the alias
+    assert ["openai/big-model"] == summary["answered_unexpected"]
+    (screen,) = printed
+    assert "answered by openai/big-model: neither judge.model nor judge.expect_models" in screen
+
+
 def test_a_rerun_that_mixes_cached_fallback_replies_says_so_and_reask_foreign_asks_only_those(
     gateway: Gateway, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
