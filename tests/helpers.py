@@ -16,7 +16,7 @@ import sys
 import threading
 import traceback
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -88,10 +88,15 @@ class JsonHandler(BaseHTTPRequestHandler):
 
     def send_json(self, status: int, payload: Any) -> None:
         """Answer with `payload` as JSON and this HTTP status."""
-        body = json.dumps(payload).encode()
+        self.send_json_bytes(status, json.dumps(payload).encode())
+
+    def send_json_bytes(self, status: int, body: bytes, headers: Mapping[str, str] | None = None) -> None:
+        """Answer with a JSON body written by hand (escapes json.dumps would not make), and any extra headers."""
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.end_headers()
         self.wfile.write(body)
 
@@ -108,6 +113,7 @@ def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
         yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
     finally:
         httpd.shutdown()
+        httpd.server_close()
         httpd.server_close()
 
 

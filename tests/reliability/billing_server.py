@@ -10,8 +10,9 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.helpers import JsonHandler, serving
 
 PRICE_PER_MTOK = 1000.0  # USD per million tokens, in and out: a call of 500 characters costs about $0.5
 
@@ -26,13 +27,10 @@ class Bill:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-def _handler(bill: Bill, mode: str) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: Any) -> None:
-            pass
-
+def _handler(bill: Bill, mode: str) -> type[JsonHandler]:
+    class Handler(JsonHandler):
         def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            body = json.loads(self.request_body())
             messages = body.get("messages") or []
             prompt = sum(len(str(message.get("content", ""))) for message in messages)
             completion = int(body.get("max_tokens") or body.get("max_completion_tokens") or 16)
@@ -58,12 +56,7 @@ def _handler(bill: Bill, mode: str) -> type[BaseHTTPRequestHandler]:
             }
             if mode != "no_usage":
                 reply["usage"] = {"prompt_tokens": prompt, "completion_tokens": completion}
-            data = json.dumps(reply).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            self.send_json(200, reply)
 
     return Handler
 
@@ -72,10 +65,5 @@ def _handler(bill: Bill, mode: str) -> type[BaseHTTPRequestHandler]:
 def billing_server(mode: str = "usage") -> Iterator[tuple[str, Bill]]:
     """Serve on 127.0.0.1 in a thread: (base URL, its bill). Modes: usage, no_usage, no_choices_first, cut_first."""
     bill = Bill()
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(bill, mode))
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1", bill
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with serving(_handler(bill, mode)) as url:
+        yield url, bill

@@ -30,13 +30,7 @@ class Hostile(JsonHandler):
             "choices": [{"index": 0, "message": {"role": "assistant", "content": HUGE}, "finish_reason": "stop"}],
             "usage": {"prompt_tokens": 10, "completion_tokens": 16},
         }
-        body = json.dumps(payload).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("x-litellm-model-name", LONG_NAME)
-        self.end_headers()
-        self.wfile.write(body)
+        self.send_json_bytes(200, json.dumps(payload).encode(), {"x-litellm-model-name": LONG_NAME})
 
 
 def test_a_huge_reply_is_truncated_unread_and_names_are_bounded(cli_here: InProcessCli) -> None:

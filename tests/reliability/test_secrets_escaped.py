@@ -40,11 +40,7 @@ def echoing(style: str) -> type[JsonHandler]:
                 '"choices": [{"index": 0, "message": {"role": "assistant", "content": "' + content + '"}, '
                 '"finish_reason": "stop"}], "usage": {"prompt_tokens": 5, "completion_tokens": 1}}'
             ).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            self.send_json_bytes(200, body)
 
     return Echo
 
