@@ -12,11 +12,11 @@ import pytest
 from hydra import compose, initialize_config_module
 
 from judgebias.audit.auditing import audit
-from judgebias.audit.files import write_jsonl
 from judgebias.audit.formats.common import Options
 from judgebias.audit.formats.fastchat import export_fastchat
 from judgebias.cli.schemas import register_schemas
 from judgebias.engine.runner import run_experiment
+from judgebias.io.files import write_jsonl
 from judgebias.run import to_config
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "data" / "audit"

@@ -17,13 +17,12 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from judgebias.audit import files
 from judgebias.audit.formats import FORMATS
 from judgebias.audit.formats.common import Converted, Format, Options, digest, judgebias_table, order_summary
 from judgebias.audit.report import format_audit
 from judgebias.config.schema import ProgressMode
 from judgebias.core.errors import UserError
-from judgebias.io.files import write_json, write_text_atomic
+from judgebias.io.files import write_json, write_jsonl, write_text_atomic
 
 # The figures of each replay shown in audit.json and audit.md, with their intervals.
 FIGURES = (
@@ -122,7 +121,7 @@ def replay(
     register_schemas()
     run_dir.mkdir(parents=True, exist_ok=True)
     judgments = run_dir / "judgments.jsonl"
-    files.write_jsonl(judgments, [dict(row) for row in rows])
+    write_jsonl(judgments, rows)
     overrides = ["judge=replay", "judge.name=x", "data=jsonl", "data.path=x", f"rubric={fmt.rubric}"]
     with initialize_config_module("judgebias.conf", version_base="1.3"):
         config = to_config(compose("config", overrides=overrides))
@@ -182,8 +181,8 @@ def audit(
         raise UserError(f"no judgment records in {', '.join(map(str, paths))}: nothing to audit")
     out.mkdir(parents=True, exist_ok=True)
     items = out / "items.jsonl"
-    files.write_jsonl(items, converted.items)
-    files.write_jsonl(out / "judgments.jsonl", converted.judgments)
+    write_jsonl(items, converted.items)
+    write_jsonl(out / "judgments.jsonl", converted.judgments)
     report: dict[str, Any] = {
         "tool": tool,
         "inputs": [str(path) for path in paths],

@@ -18,7 +18,6 @@ from typing import Any
 
 from judgebias.audit.formats.common import Record
 from judgebias.core.errors import UserError
-from judgebias.io.files import write_text_atomic
 from judgebias.io.jsonl import decode_problem, lone_surrogate, text_lines
 
 MAX_FILE_BYTES = 1 << 30  # a judgment, question or answer file larger than 1 GiB is refused, not read into memory
@@ -176,8 +175,3 @@ def bench_inputs(
         if references and (bench / "reference_answer").is_dir():
             inputs["references"] += records_of(sorted((bench / "reference_answer").glob("*.jsonl")))
     return inputs
-
-
-def write_jsonl(path: Path, rows: Sequence[dict[str, Any]]) -> None:
-    """One JSON object per line, written atomically."""
-    write_text_atomic(path, "".join(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n" for row in rows))

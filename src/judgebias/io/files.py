@@ -60,6 +60,11 @@ def write_json(path: Path, value: Any) -> None:
     write_text_atomic(path, json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
 
 
+def write_jsonl(path: Path, rows: Iterable[Mapping[str, Any]]) -> None:
+    """One JSON object per line, written atomically, non-ASCII kept as is; strict JSON as in write_json."""
+    write_text_atomic(path, "".join(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n" for row in rows))
+
+
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet runs a cell starting so as a formula
 
 

@@ -20,7 +20,7 @@ from judgebias.core.errors import UserError
 from judgebias.core.item import Item
 from judgebias.core.labels import SPELLED, HumanLabel, human_label, majority
 from judgebias.io.dataset import load_items
-from judgebias.io.files import read_user_text, write_text_atomic
+from judgebias.io.files import read_user_text, write_jsonl
 from judgebias.io.jsonl import json_lines, text_lines
 from judgebias.review.sample import SAMPLE_INFO, item_digest
 
@@ -183,7 +183,7 @@ def merge_labels(
     by_item: dict[str, list[Label]] = {}
     for label in labels:
         by_item.setdefault(label.id, []).append(label)
-    lines, human_set = [], 0
+    records, human_set = [], 0
     for number, record in enumerate(_records(base), start=1):
         new = by_item.get(str(record.get("id")), [])
         if new:
@@ -204,9 +204,9 @@ def merge_labels(
                 if agreed is not None:
                     record["human"] = agreed
                     human_set += 1
-        lines.append(json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n")
+        records.append(record)
     out.parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(out, "".join(lines))
+    write_jsonl(out, records)
     annotators = sorted(Counter(label.annotator for label in labels))
     return Merged(out, len(labels), annotators, len(by_item), skipped, human_set)
 
