@@ -103,15 +103,15 @@ def list_runs(folder: Path) -> None:
 def clean_runs(folder: Path, *, dry_run: bool) -> None:
     """Remove (or with `dry_run` only name) the run folders that hold no result, then the date folders left empty."""
     root = _root(folder)
-    stubs = [run for run in run_folders(root) if not run.has_result]
+    runs = list(run_folders(root))
+    stubs = [run for run in runs if not run.has_result]
     for run in stubs:
         print(escape_controls(f"{'would remove' if dry_run else 'removed'} {run.path}  ({run.status}: {run.reason})"))
         if not dry_run:
             shutil.rmtree(run.path)
             _remove_empty_parents(run.path.parent, root)
-    kept = sum(1 for _ in run_folders(root))
     verb = "would remove" if dry_run else "removed"
-    print(f"{verb} {len(stubs)} run folders with no result; {kept if not dry_run else kept - len(stubs)} kept")
+    print(f"{verb} {len(stubs)} run folders with no result; {len(runs) - len(stubs)} kept")
 
 
 def _remove_empty_parents(folder: Path, root: Path) -> None:
