@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from judgebias.backends.base import AttemptMeter, Backend, BatchTransport, FleetSource
-from judgebias.backends.chat_reply import reply_of_body, reply_of_text
+from judgebias.backends.chat_reply import DEPLOYMENT_ID_HEADER, RETRIES_HEADER, reply_of_body, reply_of_text
 from judgebias.backends.completions import completion_body, completion_cache_request, completion_reply
 from judgebias.backends.pacing import Pacer
 from judgebias.backends.retry import LONG_WAIT, call_with_retries, retry_after
@@ -365,7 +365,7 @@ class OpenAIJudge(Backend):
         headers = getattr(response, "headers", None)
         if headers is None:
             return
-        retried = headers.get(GATEWAY_RETRIES_HEADER)
+        retried = headers.get(RETRIES_HEADER)
         with self._lock:
             if retried is not None and str(retried).strip().isdigit():
                 self.gateway_retries_failed += int(str(retried).strip())
@@ -496,8 +496,7 @@ REPLY_BYTES_PER_TOKEN_LOGPROBS = 4096  # ... or this many with each token's top 
 MIN_REPLY_BOUND = 1 << 20  # ... and is never refused below 1 MB
 
 
-GATEWAY_RETRIES_HEADER = "x-litellm-attempted-retries"
-GATEWAY_HEADERS = ("x-litellm-call-id", "x-litellm-model-id", "x-portkey-trace-id", "helicone-id", "cf-aig-log-id")
+GATEWAY_HEADERS = ("x-litellm-call-id", DEPLOYMENT_ID_HEADER, "x-portkey-trace-id", "helicone-id", "cf-aig-log-id")
 GATEWAY_TIMEOUTS = (408, 504)  # a gateway's timeout (LiteLLM's own is 408): the upstream request may finish
 
 
