@@ -114,7 +114,6 @@ def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
     finally:
         httpd.shutdown()
         httpd.server_close()
-        httpd.server_close()
 
 
 class Cli:

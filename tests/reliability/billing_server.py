@@ -1,12 +1,14 @@
 """An adversarial OpenAI-compatible server of the test suite's own that bills by its own count, not judgebias's:
 one token per character of every message (as CJK text, or a tokenizer unlike any judgebias knows, counts it) and
 every reply token it is allowed (judge.max_tokens, as hidden reasoning would spend it). It keeps its own bill of
-every 200 it sent, and can leave usage out, answer a call's first attempt with no choices, or cut it off."""
+every 200 it sent, and can leave usage out, answer a call's first attempt with no choices, or cut it off, or
+answer only after `delay` seconds (billing the request whether or not anyone still waits for it)."""
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -27,10 +29,11 @@ class Bill:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-def _handler(bill: Bill, mode: str) -> type[JsonHandler]:
+def _handler(bill: Bill, mode: str, delay: float) -> type[JsonHandler]:
     class Handler(JsonHandler):
         def do_POST(self) -> None:
             body = json.loads(self.request_body())
+            time.sleep(delay)  # a slow upstream: a gateway in front may have given up, the bill stands
             messages = body.get("messages") or []
             prompt = sum(len(str(message.get("content", ""))) for message in messages)
             completion = int(body.get("max_tokens") or body.get("max_completion_tokens") or 16)
@@ -62,8 +65,8 @@ def _handler(bill: Bill, mode: str) -> type[JsonHandler]:
 
 
 @contextmanager
-def billing_server(mode: str = "usage") -> Iterator[tuple[str, Bill]]:
+def billing_server(mode: str = "usage", delay: float = 0.0) -> Iterator[tuple[str, Bill]]:
     """Serve on 127.0.0.1 in a thread: (base URL, its bill). Modes: usage, no_usage, no_choices_first, cut_first."""
     bill = Bill()
-    with serving(_handler(bill, mode)) as url:
+    with serving(_handler(bill, mode, delay)) as url:
         yield url, bill

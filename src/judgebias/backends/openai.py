@@ -270,7 +270,7 @@ class OpenAIJudge(Backend):
             except Exception as error:
                 self.pacer.release(ticket, succeeded=False, throttled=is_throttled(error))
                 self._count_gateway_retries(error)
-                if meter is not None and isinstance(error, _sdk().APITimeoutError):
+                if meter is not None and may_have_been_billed(error):
                     meter.billed(None)  # the server may have finished the request, and billed it
                 if "logprobs" in body and _refuses_logprobs(error):
                     # Degrade to hard verdicts rather than fail the run: this and every later call go without.
@@ -435,13 +435,7 @@ class OpenAIJudge(Backend):
 
     def _on_retry(self, error: BaseException, seconds: float) -> None:
         """Count the retry (and a timeout's possible double bill); say on the terminal what is retried and why."""
-        openai = _sdk()
-
-        # A gateway's own timeout (LiteLLM answers 408; a proxy's 504) left the upstream request running, as a
-        # client-side timeout does: it may have been answered and billed.
-        timeout = isinstance(error, openai.APITimeoutError) or (
-            isinstance(error, openai.APIStatusError) and error.status_code in GATEWAY_TIMEOUTS
-        )
+        timeout = may_have_been_billed(error)
         now = time.monotonic()
         with self._lock:
             self.retries += 1
@@ -498,6 +492,15 @@ MIN_REPLY_BOUND = 1 << 20  # ... and is never refused below 1 MB
 
 GATEWAY_HEADERS = ("x-litellm-call-id", DEPLOYMENT_ID_HEADER, "x-portkey-trace-id", "helicone-id", "cf-aig-log-id")
 GATEWAY_TIMEOUTS = (408, 504)  # a gateway's timeout (LiteLLM's own is 408): the upstream request may finish
+
+
+def may_have_been_billed(error: BaseException) -> bool:
+    """A timeout, ours or a gateway's (LiteLLM answers 408; a proxy 504): the upstream request was left running and
+    may have been answered and billed, so the spending cap counts it and the summary counts it as a timeout."""
+    openai = _sdk()
+    return isinstance(error, openai.APITimeoutError) or (
+        isinstance(error, openai.APIStatusError) and error.status_code in GATEWAY_TIMEOUTS
+    )
 
 
 def protocol_problem(error: BaseException) -> str | None:

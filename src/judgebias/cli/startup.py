@@ -9,11 +9,9 @@ nothing.
 
 from __future__ import annotations
 
-import contextlib
+import _signal  # the C module: `signal` would import enum first, a window in which Ctrl-C is still a traceback
 import os
-import signal
 import sys
-from types import FrameType
 
 EXIT_INTERRUPTED = 130
 
@@ -22,7 +20,7 @@ RUN_NOT_STARTED = "interrupted before the run started: nothing was sent"
 _said = [b"\njudgebias: interrupted while starting: nothing was done\n"]
 
 
-def _stop_at_start(signum: int, frame: FrameType | None) -> None:
+def _stop_at_start(signum: int, frame: object) -> None:  # `object`: `types` is not imported yet either
     os.write(2, _said[0])
     os._exit(EXIT_INTERRUPTED)
 
@@ -32,15 +30,19 @@ def quiet_interrupts(message: str | None = None) -> None:
     replaces the run's (for a command that has not written anything yet either)."""
     if message is not None:
         _said[0] = f"\njudgebias: {message}\n".encode()
-    with contextlib.suppress(ValueError):  # not the main thread
-        signal.signal(signal.SIGINT, _stop_at_start)
+    try:  # noqa: SIM105 (contextlib is not imported yet this early)
+        _signal.signal(_signal.SIGINT, _stop_at_start)
+    except ValueError:  # not the main thread
+        pass
 
 
 def run_begins() -> None:
     """Python's own Ctrl-C handling from here on (KeyboardInterrupt), if start-up had replaced it."""
-    with contextlib.suppress(ValueError):
-        if signal.getsignal(signal.SIGINT) is _stop_at_start:
-            signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        if _signal.getsignal(_signal.SIGINT) is _stop_at_start:
+            _signal.signal(_signal.SIGINT, _signal.default_int_handler)
+    except ValueError:  # not the main thread
+        pass
 
 
 _main = sys.modules.get("__main__")
