@@ -22,5 +22,5 @@ fi
 echo "installing alpaca_eval==$ALPACA_PIN and fschat==$FSCHAT_PIN into $VENV"
 "$PYTHON" -m venv "$VENV"
 "$VENV/bin/pip" install --quiet --upgrade pip
-"$VENV/bin/pip" install --quiet "alpaca_eval==$ALPACA_PIN" pandas
+"$VENV/bin/pip" install --quiet "alpaca_eval==$ALPACA_PIN" pandas scipy
 "$VENV/bin/pip" install --quiet --no-deps "fschat==$FSCHAT_PIN"

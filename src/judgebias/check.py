@@ -14,6 +14,13 @@ replies of another model; `--same-judge`, on by default, `--no-same-judge` to al
 A figure a job does not have (agreement on data without human labels, consistency with one order recorded)
 fails its threshold by default, because a gate that silently checks nothing protects nothing; pass
 `--skip-missing` to report such a figure as skipped instead.
+
+Against a baseline: `python -m judgebias.check CAND --baseline BASE [--max-drop consistency=0.02] [--max-rise
+biased_first=0.02] [--strict]` compares each job with the base run on the same items (judgebias.compare's paired
+bootstrap) and fails a figure only when its paired interval lies wholly beyond the tolerance on the worse side;
+`--strict` also fails any figure whose interval lies wholly on the worse side of 0. Without a tolerance given for
+it, a figure takes its default (DEFAULT_TOLERANCES); one the runs do not have (agreement without labels) is skipped
+when defaulted and fails when asked for (unless --skip-missing).
 """
 
 from __future__ import annotations
@@ -23,11 +30,15 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from judgebias.aggregate import Job, find_jobs
 from judgebias.cli import startup
+from judgebias.core.errors import UserError
 from judgebias.core.record import Summary
+
+if TYPE_CHECKING:
+    from judgebias.figures.comparison import RunFiles
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -170,6 +181,124 @@ def check_job(
     return findings
 
 
+# The names --max-drop / --max-rise accept, and the compared figure each means.
+TOLERANCE_NAMES = {
+    "consistency": "position_consistency",
+    "agreement": "human_agreement",
+    "kappa": "cohen_kappa",
+    "invalid": "invalid_rate",
+}
+# figure: (which way is worse, tolerance) when --baseline is given and no tolerance for the figure.
+DEFAULT_TOLERANCES: dict[str, tuple[str, float]] = {
+    "position_consistency": ("drop", 0.02),
+    "human_agreement": ("drop", 0.02),
+    "cohen_kappa": ("drop", 0.05),
+    "biased_first": ("rise", 0.02),
+    "biased_second": ("rise", 0.02),
+    "invalid_rate": ("rise", 0.02),
+}
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """How far a figure may move the worse way before the paired interval fails the gate."""
+
+    figure: str
+    worse: str  # "drop" (lower is worse) or "rise"
+    bound: float
+    given: bool  # on the command line, not a default
+
+    def option(self) -> str:
+        """E.g. '--max-drop position_consistency=0.02'."""
+        return f"--max-{self.worse} {self.figure}={self.bound:g}{'' if self.given else ' (default)'}"
+
+
+def tolerances(drops: Sequence[tuple[str, float]], rises: Sequence[tuple[str, float]]) -> list[Tolerance]:
+    """The options given, then every default tolerance for a figure none was given for."""
+    given = [Tolerance(figure, "drop", bound, True) for figure, bound in drops]
+    given += [Tolerance(figure, "rise", bound, True) for figure, bound in rises]
+    named = {t.figure for t in given}
+    defaults = [Tolerance(f, worse, bound, False) for f, (worse, bound) in DEFAULT_TOLERANCES.items() if f not in named]
+    return given + defaults
+
+
+def baseline_findings(
+    job: Job, base: RunFiles, limits: Sequence[Tolerance], *, strict: bool = False, skip_missing: bool = False
+) -> list[Finding]:
+    """The job against the base run on their common items: one finding per tolerance passed beyond, per figure
+    missing, and (with `strict`) per figure significantly worse."""
+    from judgebias.compare import compare_runs, read_run
+    from judgebias.figures.comparison_text import diff_text
+    from judgebias.figures.paired import BETTER
+
+    who = _who(job)
+    comparison = compare_runs(base, read_run(job.path))
+    findings = []
+    checked = set()
+    for limit in limits:
+        checked.add(limit.figure)
+        difference = comparison.differences.get(limit.figure)
+        if difference is None or difference.diff is None:
+            text = f"{who}: {limit.figure} is not in both runs ({_missing_reason(limit.figure)}), so {limit.option()}"
+            if not limit.given or skip_missing:
+                findings.append(Finding(job.name, True, f"SKIP {text} was not checked", skipped=True))
+            else:
+                findings.append(Finding(job.name, False, f"FAIL {text} cannot pass (use --skip-missing to skip it)"))
+            continue
+        if difference.ci is None:
+            continue
+        low, high = difference.ci
+        beyond = high < -limit.bound if limit.worse == "drop" else low > limit.bound
+        if beyond:
+            moved = "dropped" if limit.worse == "drop" else "rose"
+            findings.append(
+                Finding(
+                    job.name,
+                    False,
+                    f"FAIL {who}: {limit.figure} {moved} against the baseline: {diff_text(limit.figure, difference)} "
+                    f"(paired, on {comparison.matched} items), wholly beyond {limit.option()}",
+                )
+            )
+    if strict:
+        for name, difference in comparison.differences.items():
+            better = BETTER.get(name, "neither")
+            if difference.ci is None or better == "neither":
+                continue
+            low, high = difference.ci
+            if (better == "higher" and high < 0) or (better == "lower" and low > 0):
+                findings.append(
+                    Finding(
+                        job.name,
+                        False,
+                        f"FAIL {who}: {name} is significantly worse than the baseline: "
+                        f"{diff_text(name, difference)} (paired, on {comparison.matched} items; --strict)",
+                    )
+                )
+    findings += [Finding(job.name, True, f"SKIP {who}: note: {note}", skipped=True) for note in comparison.notes]
+    return findings
+
+
+def _tolerance(text: str) -> tuple[str, float]:
+    from judgebias.figures.paired import BETTER
+
+    name, sep, value = text.partition("=")
+    figure = TOLERANCE_NAMES.get(name.strip(), name.strip())
+    if not sep or figure not in BETTER or figure == "cost_usd":
+        known = ", ".join(
+            [*TOLERANCE_NAMES, *(f for f in BETTER if f not in TOLERANCE_NAMES.values() and f != "cost_usd")]
+        )
+        raise argparse.ArgumentTypeError(f"{text!r} is not FIGURE=TOLERANCE with a figure of {known}")
+    try:
+        bound = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: {value!r} is not a number") from None
+    if not 0.0 <= bound <= 1.0:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: the tolerance is a change of the figure between 0 and 1 (0.02 = 2 points)"
+        )
+    return figure, bound
+
+
 def _missing_reason(name: str) -> str:
     if name in ("human_agreement", "cohen_kappa", "human_agreement_n"):
         return "the data has no human labels"
@@ -239,6 +368,34 @@ def parser() -> argparse.ArgumentParser:
         help="pass a job whose replies came from files handed in (bundles, batch output files; default: fail it)",
     )
     p.add_argument(
+        "--baseline",
+        type=Path,
+        help="a run folder to compare each job with, on the same items (paired intervals; see --max-drop)",
+    )
+    p.add_argument(
+        "--max-drop",
+        type=_tolerance,
+        action="append",
+        default=[],
+        metavar="FIGURE=TOL",
+        help="with --baseline: fail when FIGURE's paired interval lies wholly below -TOL (consistency=0.02, "
+        "agreement=0.02, kappa=0.05 by default)",
+    )
+    p.add_argument(
+        "--max-rise",
+        type=_tolerance,
+        action="append",
+        default=[],
+        metavar="FIGURE=TOL",
+        help="with --baseline: fail when FIGURE's paired interval lies wholly above TOL (biased_first=0.02, "
+        "biased_second=0.02, invalid=0.02 by default)",
+    )
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="with --baseline: also fail any figure whose paired interval lies wholly on its worse side of 0",
+    )
+    p.add_argument(
         "--skip-missing",
         action="store_true",
         help="report a figure a job does not have (e.g. agreement without labels) as skipped instead of failing",
@@ -267,24 +424,47 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
-    findings = [
-        finding
-        for job in jobs
-        for finding in check_job(
+    if (args.max_drop or args.max_rise or args.strict) and args.baseline is None:
+        print("judgebias.check: error: --max-drop, --max-rise and --strict need --baseline BASE", file=sys.stderr)
+        return EXIT_USAGE
+    base = None
+    if args.baseline is not None:
+        from judgebias.compare import read_run
+
+        try:
+            base = read_run(args.baseline)
+        except UserError as error:
+            print(f"judgebias.check: error: --baseline: {error}", file=sys.stderr)
+            return EXIT_USAGE
+    limits = tolerances(args.max_drop, args.max_rise)
+    findings = []
+    for job in jobs:
+        findings += check_job(
             job,
             thresholds,
             skip_missing=args.skip_missing,
             same_judge=args.same_judge,
             allow_imported=args.allow_imported,
         )
-    ]
+        if base is not None and job.summary.get("status") not in ("failed", "missing", "dry-run"):
+            try:
+                findings += baseline_findings(job, base, limits, strict=args.strict, skip_missing=args.skip_missing)
+            except UserError as error:
+                findings.append(
+                    Finding(job.name, False, f"FAIL {_who(job)}: cannot compare with the baseline: {error}")
+                )
     for finding in findings:
         if finding.skipped:
             print(finding.message)
     failures = [finding for finding in findings if not finding.ok]
     for finding in failures:
         print(finding.message)
-    checked = ", ".join(t.describe() for t in thresholds) or "no thresholds given: job status only"
+    checked = ", ".join(t.describe() for t in thresholds)
+    if base is not None:
+        against = f"against {args.baseline}: " + ", ".join(limit.option() for limit in limits)
+        against += ", --strict" if args.strict else ""
+        checked = f"{checked}; {against}" if checked else against
+    checked = checked or "no thresholds given: job status only"
     if failures:
         jobs_failing = len({finding.job for finding in failures})
         print(f"judgebias.check: {jobs_failing} of {len(jobs)} jobs failed ({checked})", file=sys.stderr)

@@ -80,9 +80,13 @@ document.getElementById('page').addEventListener('load', (event) => {
       if (lines.size > 1) broken.push(match[0]);
     }
   }
+  const displays = [...document_.querySelectorAll('table')].map((el) => [el.id, frame.getComputedStyle(el).display]);
+  const aligned = [...document_.querySelectorAll('table')].filter((el) => el.tHead && el.tBodies[0] && el.tBodies[0].rows.length)
+    .map((el) => [el.id, [...el.tHead.rows[0].cells].map((c) => Math.round(c.getBoundingClientRect().left)).join(),
+      [...el.tBodies[0].rows[0].cells].map((c) => Math.round(c.getBoundingClientRect().left)).join()]);
   document.body.setAttribute('data-geometry', JSON.stringify({
     viewport: page.clientWidth, page: page.scrollWidth, figures: figures.length, problems, wide, banners, badges,
-    tables, fits, cut, broken }));
+    tables, fits, cut, broken, displays, aligned }));
 });
 </script></body></html>
 """
@@ -119,7 +123,17 @@ def check_every_width(tmp_path: Path, page: Path) -> None:
         assert geometry["figures"] > 0
         assert [] == geometry["problems"], (width, geometry["problems"])
         assert geometry["page"] <= geometry["viewport"], (width, geometry["wide"])
+        assert_tables_laid_out(geometry, width)
     screenshots(tmp_path, page)
+
+
+def assert_tables_laid_out(geometry: dict[str, Any], width: int) -> None:
+    """Above the phone layout every table is a table whose body cells sit under its header cells."""
+    if width <= 640:
+        return
+    assert all("table" == display for _, display in geometry["displays"]), (width, geometry["displays"])
+    misaligned = [(name, head, body) for name, head, body in geometry["aligned"] if head != body]
+    assert [] == misaligned, (width, misaligned)
 
 
 def test_run_report_charts_fit_at_360_800_and_1400_px(cli_here: InProcessCli, tmp_path: Path) -> None:

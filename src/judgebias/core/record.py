@@ -381,6 +381,7 @@ class VerdictLine(CallFields, total=False):
     samples: list[dict[str, Any]]  # judge.samples > 1: every ask (order, sample, call, pick, raw, cached)
     majority: str  # judge.samples > 1: the verdict of each order's majority of samples ("1" | "2" | "tie" | "error")
     judges: dict[str, CallFields]  # ensemble runs: every judge's calls and verdict
+    cluster: Any  # the item's value of bootstrap.cluster's field, when the run's intervals resampled clusters
 
 
 class SelfPreference(TypedDict):

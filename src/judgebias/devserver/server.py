@@ -97,6 +97,8 @@ class ServerOptions:
 
     policy: str = "longer"
     first_bias: float = 0.0
+    suggestible: float = 0.0  # P(follow the slot a prompt names as the better one, `ORDER_CUE`): a rubric leaking
+    # an order cue (or an answer injecting one) makes this judge position-biased, as real judges are
     latency: float = 0.0
     rate_limit: float | None = None
     api_key: str | None = None
@@ -142,7 +144,7 @@ class ServerOptions:
         for name, allowed in choices:
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {getattr(self, name)!r}")
-        for name in ("first_bias", *_FAULTS):
+        for name in ("first_bias", "suggestible", *_FAULTS):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} must be a fraction in [0, 1], got {value!r}")
@@ -797,8 +799,20 @@ def find_answers(prompt: str) -> tuple[tuple[str, str], tuple[str, str]] | None:
     return blocks[0], blocks[1]
 
 
-def _choose(options: ServerOptions, first: str, second: str) -> int | None:
-    """0 for the first-shown answer, 1 for the second, None for a tie, by the configured policy."""
+# A prompt that names a slot as usually the better one ("the first answer is usually better"): an order cue.
+ORDER_CUE: Final = re.compile(
+    r"\b(first|second)\s+(?:answer|response|one)(?:\s+shown)?\s+is\s+(?:usually|often|generally|typically)\s+"
+    r"(?:the\s+)?(?:better|best|right|correct|preferred)",
+    re.IGNORECASE,
+)
+
+
+def _choose(options: ServerOptions, first: str, second: str, prompt: str = "") -> int | None:
+    """0 for the first-shown answer, 1 for the second, None for a tie, by the configured policy (and, with
+    `suggestible`, the slot an order cue in `prompt` names)."""
+    cue = ORDER_CUE.search(prompt) if options.suggestible > 0 else None
+    if cue is not None and unit(b"suggested", first.encode(), second.encode()) < options.suggestible:
+        return 0 if cue.group(1).lower() == "first" else 1
     policy = options.policy
     if policy == "first":
         return 0
@@ -832,7 +846,7 @@ def _text_completion(request: dict[str, Any], options: ServerOptions, serial: in
         top: dict[str, float] = {tokens[0]: _P_PLAIN_TOKEN}
     else:
         (label_1, text_1), (label_2, text_2) = answers
-        choice = _choose(options, text_1, text_2)
+        choice = _choose(options, text_1, text_2, prompt)
         chosen, other = (label_1, label_2) if choice in (None, 0) else (label_2, label_1)
         tokens = [f" {chosen}", *_WORD.findall(_RAMBLE.format(other=other))]
         top = {f" {chosen}": _P_CHOSEN_SPACED, f" {other}": _P_OTHER, chosen: _P_CHOSEN_BARE, " tie": _P_TIE}
@@ -879,7 +893,7 @@ def _decide(request: dict[str, Any], options: ServerOptions) -> _Reply:
         return _Reply(tuple(_WORD.findall(NO_ANSWERS_REPLY)))
     (label_1, text_1), (label_2, text_2) = answers
     labels = (label_1, label_2)
-    choice = _choose(options, text_1, text_2)
+    choice = _choose(options, text_1, text_2, "\n".join([system, *users]))
     brackets = "[[A]]" in system
     tie_token = "C" if brackets else "tie"
     if choice is None:
@@ -1062,6 +1076,7 @@ def _parser() -> argparse.ArgumentParser:
     add("--port", type=int, default=8000, help="port; 0 picks a free one (default: %(default)s)")
     add("--policy", choices=POLICIES, default=defaults.policy, help="how the judge decides")
     add("--first-bias", type=float, default=defaults.first_bias, help="hash policy: P(pick the first shown)")
+    add("--suggestible", type=float, default=0.0, help="P(follow the slot an order cue in the prompt names better)")
     add("--latency", type=float, default=defaults.latency, help="seconds slept per request")
     add("--rate-limit", type=float, default=None, help="requests per second admitted (default: no limit)")
     add("--api-key", default=None, help="require 'Authorization: Bearer KEY'")

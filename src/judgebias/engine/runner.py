@@ -46,7 +46,7 @@ from judgebias.core.style import style_of
 from judgebias.core.verdict import is_consistent, reconcile
 from judgebias.engine.budget import Budget, Meter, Spend, UnusedAttempts, charged, metered, worst_case
 from judgebias.engine.progress import Progress
-from judgebias.figures.clustering import resolve_clustering
+from judgebias.figures.clustering import Clustering, resolve_clustering
 from judgebias.figures.metrics import ensemble_results, soft_preference
 from judgebias.figures.provenance import foreign_reason
 from judgebias.figures.summary import build_summary, ratings_for
@@ -239,6 +239,7 @@ def run_experiment(
             prefilled.batched,
             stored,
             spending,
+            clustering,
         )
         elapsed = time.monotonic() - started
         used.finish(_paid_judges(judgings))
@@ -337,6 +338,15 @@ def _orders(backend: Backend, item: Item) -> tuple[int, ...]:
     return (1,) if backend.one_order(item) else (1, 2)
 
 
+def _cluster_values(items: Sequence[Item], clustering: Clustering | None) -> dict[str, object]:
+    """Each item's value of the clustering field, for its verdict line (a later paired comparison resamples by it);
+    an item without the field is a cluster of its own and gets none."""
+    if clustering is None:
+        return {}
+    pairs = zip(items, clustering.labels, strict=True)
+    return {item.id: label[1] for item, label in pairs if isinstance(label, tuple) and label[0] == "value"}
+
+
 def _judge_all(
     config: Config,
     judgings: list[Judging],
@@ -349,6 +359,7 @@ def _judge_all(
     batched: AbstractSet[str] = frozenset(),
     stored: StoredTimes | None = None,
     spending: _Spending | None = None,
+    clustering: Clustering | None = None,
 ) -> tuple[dict[str, list[ItemResult]], list[ItemResult], int]:
     """Run every call, finalise items in order as their calls complete, stream verdicts to disk.
 
@@ -363,7 +374,7 @@ def _judge_all(
     inflight: dict[str, Pending] = {}
     slots: collections.deque[tuple[Item, list[tuple[Judging, Request, Pending]]]] = collections.deque()
     failures = 0
-    writer = output.VerdictWriter(out_dir, ensemble=len(judgings) > 1)
+    writer = output.VerdictWriter(out_dir, ensemble=len(judgings) > 1, clusters=_cluster_values(items, clustering))
     executor = ThreadPoolExecutor(max_workers=config.max_concurrency, thread_name_prefix="judge")
     reask = frozenset(config.cache.reask)
     stopping = threading.Event()  # ends the waits for calls that other processes sharing the cache are sending

@@ -88,6 +88,24 @@ class _Figures:
     others: dict[str, Replicates]
 
 
+@dataclass(frozen=True)
+class Measured:
+    """A run's figures before their intervals: the point values, and each figure as a function of item weights
+    (for the bootstrap: one run's intervals, or a paired comparison that weighs two runs' items alike)."""
+
+    summary: dict[str, Any]
+    rates: Mapping[str, Rate]  # a ratio figure: per-item numerator and denominator (value = sum num / sum den)
+    others: Mapping[str, Replicates]  # any other figure: its value under each row of a weights matrix
+    groups: IntArray | None  # each row's cluster number (None: items are resampled)
+
+    def replicates(self, name: str, weights: FloatArray) -> FloatArray:
+        """Figure `name` under each row of `weights` (resamples x items); NaN where it is undefined."""
+        if name in self.rates:
+            numerator, denominator = self.rates[name]
+            return stats.ratio(weights @ numerator, weights @ denominator)
+        return self.others[name](weights)
+
+
 def summarize(
     results: Sequence[ItemResult],
     *,
@@ -102,11 +120,42 @@ def summarize(
 
     With `clustering` (one label per row) every interval resamples clusters, not items.
     """
+    measured = measure(
+        results,
+        resamples=resamples,
+        seed=seed,
+        agreement_threshold=agreement_threshold,
+        judge_family=judge_family,
+        logprobs_requested=logprobs_requested,
+        clustering=clustering,
+    )
+    summary = measured.summary
+    figures = _Figures(rates=dict(measured.rates), others=dict(measured.others))
+    summary["ci"] = _intervals(len(results), resamples, seed, figures, summary, measured.groups)
+    summary["ci_degenerate"] = _degenerate(list(results), _scored(results), figures, summary["ci"])
+    summary["bootstrap_resamples"] = resamples
+    summary["bootstrap_seed"] = seed
+    summary.update(_cluster_fields(clustering, measured.groups))
+    return cast(Summary, summary)  # built figure by figure in measure; the type names every key a reader may use
+
+
+def measure(
+    results: Sequence[ItemResult],
+    *,
+    resamples: int = 1000,
+    seed: int = 0,
+    agreement_threshold: float = 0.75,
+    judge_family: str | None = None,
+    logprobs_requested: bool = False,
+    clustering: Clustering | None = None,
+) -> Measured:
+    """Every figure's point value, and what its interval is drawn from (`resamples`, `seed`: the calibration's own
+    intervals, computed here)."""
     if resamples < 0:
         raise ValueError(f"resamples must be >= 0, got {resamples}")
     items = list(results)
     n = len(items)
-    scored = _mask(items, lambda r: r.verdict != "error")
+    scored = _scored(items)
     score = np.array([WIN_SCORE.get(r.verdict, 0.0) for r in items], dtype=np.float64) * scored
     decisive = _mask(items, lambda r: r.verdict in ("1", "2"))
     orders = 1 if n and all(r.call2 is None for r in items) else 2
@@ -142,12 +191,7 @@ def summarize(
     if judge_family is not None and any(r.model_a or r.model_b for r in items):
         summary["self_preference"] = _self_preference(items, scored, score, judge_family, figures)
 
-    summary["ci"] = _intervals(n, resamples, seed, figures, summary, groups)
-    summary["ci_degenerate"] = _degenerate(items, scored, figures, summary["ci"])
-    summary["bootstrap_resamples"] = resamples
-    summary["bootstrap_seed"] = seed
-    summary.update(_cluster_fields(clustering, groups))
-    return cast(Summary, summary)  # built figure by figure above; the type names every key a reader may use
+    return Measured(summary, figures.rates, figures.others, groups)
 
 
 def soft_preference(probs1: Mapping[str, float] | None, probs2: Mapping[str, float] | None) -> float | None:
@@ -887,6 +931,11 @@ def _column(values: Iterable[float]) -> FloatArray:
 def _total(style: Style | None) -> int:
     """All markdown features of an answer (0 when not recorded)."""
     return 0 if style is None else style.total
+
+
+def _scored(items: Iterable[ItemResult]) -> FloatArray:
+    """1 for each item with a verdict (no failed call), else 0: the items every figure counts."""
+    return _mask(items, lambda r: r.verdict != "error")
 
 
 def _mask(items: Iterable[ItemResult], test: Callable[[ItemResult], bool]) -> FloatArray:

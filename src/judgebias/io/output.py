@@ -12,7 +12,7 @@ import json
 import os
 import platform
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -46,8 +46,9 @@ PACKAGES = ("judgebias", "hydra-core", "omegaconf", "openai", "tenacity", "diskc
 class VerdictWriter:
     """Streams one verdicts.jsonl line per item, in dataset order, as items are decided."""
 
-    def __init__(self, out_dir: Path, *, ensemble: bool) -> None:
+    def __init__(self, out_dir: Path, *, ensemble: bool, clusters: Mapping[str, object] | None = None) -> None:
         out_dir.mkdir(parents=True, exist_ok=True)
+        self.clusters = clusters or {}  # item id -> its value of bootstrap.cluster's field, when the run clusters
         self.final = out_dir / "verdicts.jsonl"
         self.partial = out_dir / "verdicts.jsonl.part"
         self.ensemble = ensemble
@@ -61,6 +62,8 @@ class VerdictWriter:
         else:
             line = verdict_line(item, combined, with_calls=False)
             line["judges"] = {name: _judge_fields(row) for name, row in rows.items()}
+        if item.id in self.clusters:
+            line["cluster"] = self.clusters[item.id]
         self.file.write(json.dumps(line, ensure_ascii=False, allow_nan=False) + "\n")
         self.lines += 1
 

@@ -1,0 +1,166 @@
+"""Before and after: `python -m judgebias.compare BASE CAND [--out DIR]` compares two runs judged on the same items.
+
+For each headline figure it gives the base value, the candidate's, and the paired difference (candidate minus
+base) with its 95% interval, from one bootstrap that draws the same items (or clusters) for both runs, and an exact
+paired test where one exists; then the items that moved (became consistent or inconsistent, verdict flipped, now
+agrees or disagrees with people). `compare SWEEP_DIR --baseline-job 0` compares every job of a sweep with job 0.
+With --out it writes compare.json and compare.html there (without, it only prints). Exit codes: 0 compared,
+2 usage error (a folder without a finished run, no common item, a malformed verdict line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from judgebias.cli import startup
+from judgebias.cli.command import exit_as_command
+from judgebias.core.errors import EXIT_USER_ERROR, UserError
+from judgebias.core.record import ItemResult
+from judgebias.core.verdict_lines import LineProblem, result_of_line
+from judgebias.figures.comparison import Comparison, RunFiles, compare_runs
+from judgebias.figures.comparison_text import format_comparison, format_sweep
+from judgebias.io.files import write_json
+
+__all__ = ["compare_runs", "main", "read_run"]
+
+
+def read_run(folder: Path) -> RunFiles:
+    """A finished run's summary.json and verdicts.jsonl; a folder without them, or a malformed line, is one line."""
+    summary_path, verdicts_path = folder / "summary.json", folder / "verdicts.jsonl"
+    if not folder.is_dir():
+        raise UserError(f"{folder} is not a folder")
+    if not summary_path.is_file() or not verdicts_path.is_file():
+        partial = (folder / "verdicts.jsonl.part").exists()
+        why = "it stopped before it finished (verdicts.jsonl.part): rerun it" if partial else "no finished run in it"
+        raise UserError(f"{folder} has no summary.json and verdicts.jsonl: {why}")
+    try:
+        summary = json.loads(summary_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise UserError(f"{summary_path}: not readable JSON ({error})") from None
+    if not isinstance(summary, dict):
+        raise UserError(f"{summary_path}: not a JSON object")
+    if summary.get("status") in ("dry-run", "failed", "pending"):
+        raise UserError(f"{folder}: its run is {summary['status']}, with no verdicts to compare")
+    lines: dict[str, dict[str, Any]] = {}
+    rows: dict[str, ItemResult] = {}
+    with verdicts_path.open(encoding="utf-8", errors="strict") as file:
+        for number, text in enumerate(file, start=1):
+            if not text.strip():
+                continue
+            where = f"{verdicts_path}:{number}"
+            try:
+                line = json.loads(text)
+            except json.JSONDecodeError as error:
+                raise UserError(f"{where}: not JSON ({error.msg})") from None
+            if not isinstance(line, dict):
+                raise UserError(f"{where}: not a JSON object")
+            try:
+                row = result_of_line(line)
+            except LineProblem as problem:
+                raise UserError(f"{where}: {problem}") from None
+            if row.id in rows:
+                raise UserError(f"{where}: field 'id': {row.id!r} is on an earlier line too")
+            lines[row.id], rows[row.id] = line, row
+    if not rows:
+        raise UserError(f"{verdicts_path}: no verdict lines")
+    return RunFiles(folder, summary, lines, rows)
+
+
+def sweep_comparisons(sweep: Path, baseline_job: str, **settings: Any) -> list[tuple[str, Comparison]]:
+    """Every finished job of a sweep against the baseline job, in job order."""
+    from judgebias.aggregate import find_jobs  # the sweep's job folders (only a sweep needs them)
+
+    jobs = [job for job in find_jobs([sweep]) if job.summary.get("status") not in ("missing", "dry-run", "failed")]
+    names = [job.name for job in jobs]
+    if baseline_job not in names:
+        raise UserError(
+            f"--baseline-job {baseline_job}: no finished job of that name in {sweep} (jobs: {', '.join(names) or 'none'})"
+        )
+    base = read_run(jobs[names.index(baseline_job)].path)
+    return [(job.name, compare_runs(base, read_run(job.path), **settings)) for job in jobs if job.name != baseline_job]
+
+
+# ---------------------------------------------------------------- command
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command line of compare."""
+    p = argparse.ArgumentParser(
+        prog="python -m judgebias.compare",
+        description="Paired before/after comparison of two runs on the same items (or every job of a sweep "
+        "against one job): differences with 95%% paired intervals, exact paired tests, the items that moved.",
+    )
+    p.add_argument(
+        "paths", nargs="+", type=Path, help="BASE CAND (two run folders), or one sweep folder with --baseline-job"
+    )
+    p.add_argument("--baseline-job", help="with one sweep folder: the job every other job is compared with (e.g. 0)")
+    p.add_argument("--out", type=Path, help="write compare.json and compare.html into this folder")
+    p.add_argument("--resamples", type=_count, help="bootstrap resamples (default: the base run's, else 1000)")
+    p.add_argument("--seed", type=int, help="bootstrap seed (default: the base run's, else 0)")
+    return p
+
+
+def _count(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text} is not a number of resamples (0 or more)")
+    return value
+
+
+def main(argv: Sequence[str] | None = None, echo: Callable[[str], None] = print) -> int:
+    """Compare, print, write; the exit code."""
+    startup.run_begins()  # started: from here on Ctrl-C is this command's to handle
+    args = parser().parse_args(argv)
+    settings = {"resamples": args.resamples, "seed": args.seed}
+    try:
+        if args.baseline_job is not None:
+            if len(args.paths) != 1:
+                raise UserError("--baseline-job takes one sweep folder")
+            comparisons = sweep_comparisons(args.paths[0], args.baseline_job, **settings)
+            if not comparisons:
+                raise UserError(f"{args.paths[0]}: no finished job besides job {args.baseline_job} to compare")
+            echo(format_sweep(args.baseline_job, comparisons))
+            if args.out is not None:
+                write_outputs(
+                    args.out,
+                    {
+                        "baseline_job": args.baseline_job,
+                        "comparisons": [{"job": job, **c.as_json()} for job, c in comparisons],
+                    },
+                    [c for _, c in comparisons],
+                    [job for job, _ in comparisons],
+                )
+            return 0
+        if len(args.paths) != 2:
+            raise UserError("give two run folders (BASE CAND), or one sweep folder with --baseline-job")
+        comparison = compare_runs(read_run(args.paths[0]), read_run(args.paths[1]), **settings)
+        echo(format_comparison(comparison))
+        if args.out is not None:
+            write_outputs(args.out, comparison.as_json(), [comparison])
+    except UserError as error:
+        print(f"judgebias.compare: error: {error}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    return 0
+
+
+def write_outputs(
+    out: Path, document: dict[str, Any], comparisons: Sequence[Comparison], jobs: Sequence[str] | None = None
+) -> None:
+    """compare.json and compare.html in `out` (`jobs`: the sweep's job of each comparison)."""
+    from judgebias.report.compare_page import write_compare_page
+
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        write_json(out / "compare.json", document)
+        write_compare_page(out / "compare.html", comparisons, jobs)
+    except OSError as error:
+        raise UserError(f"cannot write into {out}: {error.strerror or error}") from None
+
+
+if __name__ == "__main__":
+    exit_as_command(main, "compare interrupted: nothing was written")

@@ -1,0 +1,93 @@
+"""How a paired comparison reads in text: a figure's value, a difference with its interval, a p-value, and the
+tables `python -m judgebias.compare` prints (one comparison, or a sweep's jobs against one job). Pure."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from judgebias.figures.comparison import Comparison
+from judgebias.figures.paired import FIGURE_NAMES, Difference
+
+PERCENT_FIGURES = set(FIGURE_NAMES) - {"preference_score", "cohen_kappa"}
+SMALLEST_P = 1e-300  # a p below this prints as a bound: a float of 0 is no probability a test can give
+
+
+def p_text(p: float | None) -> str:
+    """A p-value as printed: three significant digits, a bound below the smallest a float holds reliably."""
+    if p is None:
+        return ""
+    if p < SMALLEST_P:
+        return f"p < {SMALLEST_P:.0e}"
+    return f"p = {p:.3g}"
+
+
+def value_text(name: str, value: float | None) -> str:
+    """A figure's value as the table shows it: percent for rates, a number for scores, dollars for cost."""
+    if value is None:
+        return "n/a"
+    if name == "cost_usd":
+        return f"${value:.4f}"
+    return f"{100 * value:.1f}%" if name in PERCENT_FIGURES else f"{value:.3f}"
+
+
+def diff_text(name: str, difference: Difference) -> str:
+    """The difference with its interval: percent points for rates (`+3.1 [-1.2, 7.5] pts`)."""
+    if difference.diff is None:
+        return "n/a"
+    if name == "cost_usd":
+        return f"{difference.diff:+.4f}"
+    scale, unit = (100.0, " pts") if name in PERCENT_FIGURES else (1.0, "")
+    digits = 1 if name in PERCENT_FIGURES else 3
+    text = f"{scale * difference.diff:+.{digits}f}"
+    if difference.ci is not None:
+        low, high = difference.ci
+        text += f" [{scale * low:+.{digits}f}, {scale * high:+.{digits}f}]"
+    return text + unit
+
+
+def format_comparison(comparison: Comparison) -> str:
+    """The printed table: one row per figure both runs have, then what moved and the notes."""
+    c = comparison
+    how = f"clusters of {c.cluster} ({c.clusters})" if c.cluster else "items"
+    lines = [
+        f"base: {c.base.folder} ({c.base.describe()})",
+        f"cand: {c.cand.folder} ({c.cand.describe()})",
+        f"matched {c.matched} items ({len(c.only_base)} only in base, {len(c.only_cand)} only in cand); "
+        f"paired bootstrap over {how}, {c.resamples} resamples; diff = cand - base, 95% interval",
+    ]
+    rows = [("figure", "base", "cand", "diff [95% CI]", "test")]
+    for name, d in c.differences.items():
+        if d.base is None and d.cand is None:
+            continue
+        test = f"{p_text(d.p)} ({d.test})" if d.test else ""
+        rows.append((name, value_text(name, d.base), value_text(name, d.cand), diff_text(name, d), test))
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]
+    for row in rows:
+        lines.append("  " + "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip())
+    counts = c.moved_counts()
+    lines.append(
+        f"moved: {len(c.moved)} items ("
+        + ", ".join(f"{kind.replace('_', ' ')} {count}" for kind, count in counts.items())
+        + ")"
+    )
+    lines += [f"note: {note}" for note in c.notes]
+    return "\n".join(lines)
+
+
+SWEEP_COLUMNS = ("win_rate", "position_consistency", "biased_first", "biased_second", "human_agreement")
+
+
+def format_sweep(baseline_job: str, comparisons: Sequence[tuple[str, Comparison]]) -> str:
+    """One row per job: the paired difference from the baseline job of each main figure."""
+    shown = [
+        name
+        for name in SWEEP_COLUMNS
+        if any(c.differences.get(name) and c.differences[name].diff is not None for _, c in comparisons)
+    ]
+    rows = [("job", "judge / rubric / data", "matched", *shown)]
+    for job, c in comparisons:
+        rows.append((job, c.cand.describe(), str(c.matched), *(diff_text(name, c.differences[name]) for name in shown)))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = [f"every job against job {baseline_job}: diff = job - baseline, 95% paired interval"]
+    lines += ["  " + "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in rows]
+    return "\n".join(lines)

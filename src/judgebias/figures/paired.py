@@ -1,0 +1,241 @@
+"""Two runs on the same items, item by item: each figure's paired difference (candidate minus base) with one
+bootstrap that draws the same items (or clusters) for both runs, exact paired tests, and the items that moved.
+
+Two unpaired intervals that overlap say little about a change measured on the same items: most items are judged
+alike by both runs, and a paired draw keeps that correlation, so its interval is the one that answers "did the
+change make the judge better or worse". Pure: rows in, JSON-ready values out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from judgebias.core.record import ItemResult
+from judgebias.figures import stats
+from judgebias.figures.metrics import Measured
+from judgebias.figures.stats import FloatArray
+
+Better = Literal["higher", "lower", "neither"]
+
+# The figures compared, in the order shown, and which way is better for a judge (neither: a property of the
+# answers compared, e.g. the win rate, not of the judge's quality).
+FIGURES: tuple[tuple[str, Better], ...] = (
+    ("win_rate", "neither"),
+    ("decisive_win_rate", "neither"),
+    ("position_consistency", "higher"),
+    ("biased_first", "lower"),
+    ("biased_second", "lower"),
+    ("preference_score", "neither"),
+    ("human_agreement", "higher"),
+    ("human_agreement_decisive", "higher"),
+    ("cohen_kappa", "higher"),
+    ("length_controlled_win_rate", "neither"),
+    ("style_controlled_win_rate", "neither"),
+    ("invalid_rate", "lower"),
+)
+FIGURE_NAMES = tuple(name for name, _ in FIGURES)
+BETTER: dict[str, Better] = dict(FIGURES) | {"cost_usd": "lower"}
+
+MCNEMAR = "McNemar exact"
+SIGN_TEST = "sign test"
+# The figures with an exact paired test: each counts the same items in both runs (every scored item, every item
+# judged in both orders, every labelled item), so an item's value in one run faces its value in the other.
+TESTED = ("win_rate", "position_consistency", "biased_first", "biased_second", "preference_score", "human_agreement")
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One figure in both runs on the matched items: candidate minus base, its paired interval and test."""
+
+    base: float | None
+    cand: float | None
+    diff: float | None
+    ci: list[float] | None  # 95% percentile interval of the paired bootstrap's differences
+    p: float | None  # exact paired test (McNemar on a yes/no per item, else the sign test); None: none applies
+    test: str | None
+    n: int | None  # items counted by the figure in both runs
+    discordant: tuple[int, int] | None = None  # items better only in base, only in cand (what the test counts)
+
+    def as_json(self) -> dict[str, Any]:
+        """compare.json's `differences.<figure>`."""
+        out: dict[str, Any] = {
+            "base": self.base,
+            "cand": self.cand,
+            "diff": self.diff,
+            "ci": self.ci,
+            "p": self.p,
+            "test": self.test,
+            "n": self.n,
+        }
+        if self.discordant is not None:
+            out["base_only"], out["cand_only"] = self.discordant
+        return out
+
+
+def invalid_rate(rows: Sequence[ItemResult]) -> tuple[FloatArray, FloatArray]:
+    """Unreadable replies per call answered, per item (numerator, denominator): failed calls are not counted."""
+    numerator = np.zeros(len(rows))
+    denominator = np.zeros(len(rows))
+    for i, row in enumerate(rows):
+        calls = [row.call1] if row.call2 is None else [row.call1, row.call2]
+        answered = [call for call in calls if call != "error"]
+        numerator[i] = answered.count("invalid")
+        denominator[i] = len(answered)
+    return numerator, denominator
+
+
+def with_invalid_rate(measured: Measured, rows: Sequence[ItemResult]) -> Measured:
+    """The run's figures with `invalid_rate` as a ratio figure, which summary.json states only as counts."""
+    rate = invalid_rate(rows)
+    total = float(rate[1].sum())
+    summary = measured.summary | {"invalid_rate": float(rate[0].sum()) / total if total else None}
+    return Measured(summary, {**measured.rates, "invalid_rate": rate}, measured.others, measured.groups)
+
+
+def paired_differences(
+    base: Measured,
+    cand: Measured,
+    *,
+    resamples: int,
+    seed: int,
+    groups: Any = None,
+    figures: Sequence[str] = FIGURE_NAMES,
+) -> dict[str, Difference]:
+    """Every figure both runs have, on the same rows in the same order (row i of both is the same item).
+
+    Each bootstrap replicate weighs the items once and evaluates both runs under those weights, so a figure's
+    difference in a replicate is the difference the same resampled items would show. `groups` (a cluster number
+    per row) draws clusters instead of items, as the run's own intervals do.
+    """
+    names = [name for name in figures if name in base.summary or name in cand.summary]
+    n = _rows(base, cand)
+    collected: dict[str, list[FloatArray]] = {name: [] for name in names if _both(base, cand, name)}
+    for counts in stats.resample_counts(n, resamples, seed, groups):
+        for name in collected:
+            collected[name].append(cand.replicates(name, counts) - base.replicates(name, counts))
+    out: dict[str, Difference] = {}
+    for name in names:
+        b, c = _value(base, name), _value(cand, name)
+        parts = collected.get(name)
+        interval = stats.percentile_interval(np.concatenate(parts)) if parts else None
+        test, p, counted, discordant = _exact_test(base, cand, name)
+        out[name] = Difference(
+            base=b,
+            cand=c,
+            diff=None if b is None or c is None else c - b,
+            ci=interval,
+            p=p,
+            test=test,
+            n=counted,
+            discordant=discordant,
+        )
+    return out
+
+
+def mcnemar_p(base_only: int, cand_only: int) -> float:
+    """Exact McNemar test: under no change, an item that differs is as likely to favour either run (binomial 1/2)."""
+    return stats.binomial_two_sided_p(cand_only, base_only + cand_only)
+
+
+def worse_beyond(difference: Difference, better: Better, tolerance: float) -> bool:
+    """Whether the paired interval's whole range is worse than `tolerance` (the regression gate's rule)."""
+    if difference.ci is None or better == "neither":
+        return False
+    low, high = difference.ci
+    return high < -tolerance if better == "higher" else low > tolerance
+
+
+def _exact_test(
+    base: Measured, cand: Measured, name: str
+) -> tuple[str | None, float | None, int | None, tuple[int, int] | None]:
+    """McNemar for a ratio of yes/no per item (consistent, first-position, agrees), the sign test for a ratio of
+    graded per-item values (win 1 / tie 0.5 / loss 0, recency - primacy, invalid replies): over the items both runs
+    count, the items where the candidate's value is above the base's against those where it is below."""
+    if name not in TESTED or name not in base.rates or name not in cand.rates:
+        return None, None, None, None
+    (nb, db), (nc, dc) = base.rates[name], cand.rates[name]
+    both = (db > 0) & (dc > 0)
+    if not (np.all(db[both] == 1) and np.all(dc[both] == 1)):
+        return None, None, int(both.sum()), None  # per-item weights other than 1: no per-item value to test
+    vb, vc = nb[both], nc[both]
+    above, below = int(np.sum(vc > vb)), int(np.sum(vc < vb))
+    binary = bool(np.all(np.isin(vb, (0.0, 1.0))) and np.all(np.isin(vc, (0.0, 1.0))))
+    return MCNEMAR if binary else SIGN_TEST, mcnemar_p(below, above), int(both.sum()), (below, above)
+
+
+def _both(base: Measured, cand: Measured, name: str) -> bool:
+    """Both runs have the figure, and it can be resampled."""
+    return all(_value(m, name) is not None and (name in m.rates or name in m.others) for m in (base, cand))
+
+
+def _value(measured: Measured, name: str) -> float | None:
+    value = measured.summary.get(name)
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _rows(base: Measured, cand: Measured) -> int:
+    """The number of rows both runs were measured on (the same, or the comparison is not paired)."""
+    sizes = {len(rate[0]) for m in (base, cand) for rate in m.rates.values()}
+    if len(sizes) > 1:
+        raise ValueError(f"a paired comparison needs the same rows in both runs, got {sorted(sizes)}")
+    return sizes.pop() if sizes else 0
+
+
+def moved_items(base: Mapping[str, Mapping[str, Any]], cand: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The items that changed between the runs (verdict lines by id, matched ids only), each with its kinds:
+    became_consistent / became_inconsistent, verdict_flipped (a <-> b), verdict_changed (to or from a tie or an
+    error), now_agrees / now_disagrees (with a decisive human label); both runs' verdicts, calls and replies."""
+    out = []
+    for item_id, old in base.items():
+        new = cand.get(item_id)
+        if new is None:
+            continue
+        kinds = _kinds(old, new)
+        if kinds:
+            out.append(
+                {
+                    "id": item_id,
+                    "kinds": kinds,
+                    "human": new.get("human", old.get("human")),
+                    "base": _side(old),
+                    "cand": _side(new),
+                }
+            )
+    return out
+
+
+MOVE_KINDS = (
+    "became_consistent",
+    "became_inconsistent",
+    "verdict_flipped",
+    "verdict_changed",
+    "now_agrees",
+    "now_disagrees",
+)
+
+
+def _kinds(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    kinds = []
+    if old.get("consistent") is False and new.get("consistent") is True:
+        kinds.append("became_consistent")
+    if old.get("consistent") is True and new.get("consistent") is False:
+        kinds.append("became_inconsistent")
+    before, after = old.get("verdict"), new.get("verdict")
+    if before != after:
+        kinds.append("verdict_flipped" if {before, after} == {"1", "2"} else "verdict_changed")
+    human = new.get("human", old.get("human"))
+    if human in ("1", "2") and "error" not in (before, after):
+        if before != human and after == human:
+            kinds.append("now_agrees")
+        if before == human and after != human:
+            kinds.append("now_disagrees")
+    return kinds
+
+
+def _side(line: Mapping[str, Any]) -> dict[str, Any]:
+    """What a reviewer reads of one run's item: its verdict, both calls and both replies as received."""
+    return {key: line.get(key) for key in ("verdict", "winner", "call1", "call2", "raw1", "raw2", "consistent")}
