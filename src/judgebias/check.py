@@ -155,6 +155,17 @@ def check_job(
                 "judge: nothing proves a provider sent them (--allow-imported accepts them)",
             )
         )
+    routed = s.get("routed_elsewhere")
+    if routed:
+        where = routed if "model" in routed else next(iter(routed.values()))
+        findings.append(
+            Finding(
+                job.name,
+                False,
+                f"FAIL {who}: routed elsewhere: the gateway serves {where.get('model')!r} but "
+                f"{', '.join(where.get('answered_by') or [])} answered (name it in judge.expect_models to accept it)",
+            )
+        )
     if same_judge and s.get("mixed_judge"):
         note = s.get("mixed_judge_note") or "the judge was not one judge"
         findings.append(Finding(job.name, False, f"FAIL {who}: {note} (--same-judge; --no-same-judge allows it)"))

@@ -25,50 +25,60 @@ from judgebias.core.verdict_lines import LineProblem, result_of_line
 from judgebias.figures.comparison import Comparison, RunFiles, compare_runs
 from judgebias.figures.comparison_text import format_comparison, format_sweep
 from judgebias.io.files import write_json
+from judgebias.io.jsonl import json_lines, text_lines
 
 __all__ = ["compare_runs", "main", "read_run"]
 
 
 def read_run(folder: Path) -> RunFiles:
     """A finished run's summary.json and verdicts.jsonl; a folder without them, or a malformed line, is one line."""
-    summary_path, verdicts_path = folder / "summary.json", folder / "verdicts.jsonl"
     if not folder.is_dir():
         raise UserError(f"{folder} is not a folder")
-    if not summary_path.is_file() or not verdicts_path.is_file():
-        partial = (folder / "verdicts.jsonl.part").exists()
-        why = "it stopped before it finished (verdicts.jsonl.part): rerun it" if partial else "no finished run in it"
-        raise UserError(f"{folder} has no summary.json and verdicts.jsonl: {why}")
-    try:
-        summary = json.loads(summary_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise UserError(f"{summary_path}: not readable JSON ({error})") from None
-    if not isinstance(summary, dict):
-        raise UserError(f"{summary_path}: not a JSON object")
-    if summary.get("status") in ("dry-run", "failed", "pending"):
-        raise UserError(f"{folder}: its run is {summary['status']}, with no verdicts to compare")
+    summary = _summary(folder / "summary.json", folder)
+    verdicts_path = folder / "verdicts.jsonl"
     lines: dict[str, dict[str, Any]] = {}
     rows: dict[str, ItemResult] = {}
-    with verdicts_path.open(encoding="utf-8", errors="strict") as file:
-        for number, text in enumerate(file, start=1):
-            if not text.strip():
-                continue
-            where = f"{verdicts_path}:{number}"
-            try:
-                line = json.loads(text)
-            except json.JSONDecodeError as error:
-                raise UserError(f"{where}: not JSON ({error.msg})") from None
-            if not isinstance(line, dict):
-                raise UserError(f"{where}: not a JSON object")
-            try:
-                row = result_of_line(line)
-            except LineProblem as problem:
-                raise UserError(f"{where}: {problem}") from None
-            if row.id in rows:
-                raise UserError(f"{where}: field 'id': {row.id!r} is on an earlier line too")
-            lines[row.id], rows[row.id] = line, row
+    for number, line in json_lines(text_lines(_text(verdicts_path, folder)), verdicts_path):
+        where = f"{verdicts_path}:{number}"
+        if not isinstance(line, dict):
+            raise UserError(f"{where}: not a JSON object")
+        try:
+            row = result_of_line(line)
+        except LineProblem as problem:
+            raise UserError(f"{where}: {problem}") from None
+        if row.id in rows:
+            raise UserError(f"{where}: field 'id': {row.id!r} is on an earlier line too")
+        lines[row.id], rows[row.id] = line, row
     if not rows:
         raise UserError(f"{verdicts_path}: no verdict lines")
     return RunFiles(folder, summary, lines, rows)
+
+
+def _summary(path: Path, folder: Path) -> dict[str, Any]:
+    """summary.json of a run that has verdicts (not a dry run, a failure record or a job still pending)."""
+    try:
+        value = json.loads(_text(path, folder))
+    except (ValueError, RecursionError) as error:  # JSONDecodeError is a ValueError
+        raise UserError(f"{path}: not valid JSON ({error})") from None
+    if not isinstance(value, dict):
+        raise UserError(f"{path}: not a JSON object")
+    if value.get("status") in ("dry-run", "failed", "pending"):
+        raise UserError(f"{folder}: its run is {value['status']}, with no verdicts to compare")
+    return value
+
+
+def _text(path: Path, folder: Path) -> str:
+    """A run file's text; a missing one says whether the run stopped before it finished."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        stopped = (folder / "verdicts.jsonl.part").exists()
+        why = "the run stopped before it finished (verdicts.jsonl.part): rerun it" if stopped else "no finished run"
+        raise UserError(f"{folder} has no {path.name}: {why}") from None
+    except UnicodeDecodeError as error:
+        raise UserError(f"{path}: not UTF-8 text (byte {error.start})") from None
+    except OSError as error:
+        raise UserError(f"{path}: cannot be read ({error.strerror or error})") from None
 
 
 def sweep_comparisons(sweep: Path, baseline_job: str, **settings: Any) -> list[tuple[str, Comparison]]:

@@ -173,6 +173,29 @@ def test_an_alias_that_shadows_a_real_model_names_who_answered(
     assert ["openai/big-model"] == summary["answered_unexpected"]
     (screen,) = printed
     assert "answered by openai/big-model: neither judge.model nor judge.expect_models" in screen
+    # The proxy's own model list (GET /v1/model/info) has gpt-4o deployments (the group's own, and judge-snap's
+    # dated snapshot), and lists big-model under "gpt-4o" only as the alias's target: the calls were routed elsewhere.
+    assert {
+        "model": "gpt-4o",
+        "gateway_deployments": ["openai/gpt-4o", "openai/gpt-4o-2024-08-06"],
+        "answered_by": ["openai/big-model"],
+    } == summary["routed_elsewhere"]
+    assert "routed elsewhere: the gateway serves 'gpt-4o' (openai/gpt-4o, openai/gpt-4o-2024-08-06), but" in screen
+    assert 1 == gate(tmp_path / "run")
+
+
+def test_routed_elsewhere_is_accepted_once_declared_and_never_claimed_for_a_name_the_gateway_lacks(
+    gateway: Gateway, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Declaring big-model accepts the alias (no flag, the gate passes); an alias that is only an alias (judge-big
+    names no model of its own) is answered_unexpected but not routed_elsewhere."""
+    monkeypatch.setenv(KEY_ENV, MASTER_KEY)
+    declared = judged(gateway, tmp_path, "gpt-4o", "judge.expect_models=[big-model]", name="declared", items=4)
+    assert (None, []) == (declared["routed_elsewhere"], declared["answered_unexpected"])
+    assert 0 == gate(tmp_path / "declared")
+
+    alias = judged(gateway, tmp_path, "judge-big", name="alias", items=4)
+    assert ["openai/big-model"] == alias["answered_unexpected"] and alias["routed_elsewhere"] is None
 
 
 def test_a_rerun_that_mixes_cached_fallback_replies_says_so_and_reask_foreign_asks_only_those(

@@ -122,7 +122,7 @@ def test_a_folder_without_a_finished_run_is_one_line(tmp_path: Path, capsys: pyt
     empty = tmp_path / "empty"
     empty.mkdir()
     assert 2 == compare.main([str(base), str(empty)], echo=lambda _: None)
-    assert "has no summary.json and verdicts.jsonl" in capsys.readouterr().err
+    assert "has no summary.json: no finished run" in capsys.readouterr().err
 
 
 def test_a_clustered_run_is_compared_by_clusters(tmp_path: Path) -> None:

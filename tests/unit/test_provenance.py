@@ -182,3 +182,25 @@ def test_a_gateways_cache_hit_is_a_source_of_its_own(headers: dict[str, str], ga
     assert gateway == reply.gateway_cache
     if gateway is not None:
         assert "unknown (gateway cache)" == reply.answered_by
+
+
+def test_an_alias_target_listed_under_the_alias_is_not_a_deployment_of_the_group() -> None:
+    """LiteLLM's /model/info as the proxy answered it (model_group_alias {"gpt-4o": "judge-big"}): big-model is
+    listed under gpt-4o with judge-big's id, so gpt-4o's own deployment is openai/gpt-4o alone."""
+    from judgebias.backends.openai import deployments_by_group
+    from judgebias.figures.provenance import routed_elsewhere
+
+    def entry(group: str, model: str, deployment: str) -> dict[str, Any]:
+        return {"model_name": group, "litellm_params": {"model": model}, "model_info": {"id": deployment}}
+
+    body = {"data": [entry("gpt-4o", "openai/gpt-4o", "a"), entry("judge-big", "openai/big-model", "b"),
+                     entry("gpt-4o", "openai/big-model", "b"), entry("judge-fb", "openai/primary", "c")]}  # fmt: skip
+    routes = deployments_by_group(body)
+
+    assert {"gpt-4o": ["openai/gpt-4o"], "judge-fb": ["openai/primary"]} == routes
+    assert {"model": "gpt-4o", "gateway_deployments": ["openai/gpt-4o"], "answered_by": ["openai/big-model"]} == (
+        routed_elsewhere("gpt-4o", ["openai/big-model"], routes)
+    )
+    assert routed_elsewhere("judge-fb", ["openai/backup"], routes) is None  # a group, not a model the gateway has
+    assert routed_elsewhere("gpt-4o", [], routes) is None
+    assert deployments_by_group({"object": "list", "data": "nope"}) is None  # not LiteLLM's list: no claim

@@ -112,6 +112,11 @@ class Backend(ABC):
         """What the run's summary should say about this backend's calls (none by default)."""
         return []
 
+    def gateway_routes(self) -> dict[str, list[str]] | None:
+        """The model groups the endpoint serves and each group's deployments (a gateway's model list), or None
+        when it does not say: asked only after a run, when a call was answered by a name nobody declared."""
+        return None
+
     def describe(self) -> str:
         """The judge, for messages (never a key)."""
         return type(self).__name__

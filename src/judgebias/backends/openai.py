@@ -180,6 +180,21 @@ class OpenAIJudge(Backend):
                 )
             return self._client
 
+    def gateway_routes(self) -> dict[str, list[str]] | None:
+        """A LiteLLM proxy's deployments by model group (`GET /v1/model/info`: model_name -> litellm_params.model),
+        with the judge's own key; None when the endpoint has no such list (OpenAI itself, most servers), refuses it,
+        or answers anything else. One short request, never retried; what goes wrong is not said (nothing depends
+        on it but the routed_elsewhere check)."""
+        try:
+            body = (
+                self._openai()
+                .with_options(timeout=ROUTES_TIMEOUT, max_retries=0)
+                .get(ROUTES_PATH, cast_to=object, options={"headers": self._headers()})
+            )
+        except Exception:  # the endpoint lists no deployments: no claim is made
+            return None
+        return deployments_by_group(body)
+
     def request_body(self, messages: list[dict[str, str]], sample: int = 0) -> dict[str, Any]:
         """The chat-completions request body exactly as sent: by a live call, or as one line of a batch.
 
@@ -488,6 +503,37 @@ class OpenAIJudge(Backend):
 REPLY_BYTES_PER_TOKEN = 64  # a response body holds at most this many characters per reply token
 REPLY_BYTES_PER_TOKEN_LOGPROBS = 4096  # ... or this many with each token's top log-probabilities
 MIN_REPLY_BOUND = 1 << 20  # ... and is never refused below 1 MB
+
+
+ROUTES_PATH = "/model/info"  # under the judge's base_url (…/v1): LiteLLM's list of deployments by model group
+ROUTES_TIMEOUT = 10.0
+
+
+def deployments_by_group(body: Any) -> dict[str, list[str]] | None:
+    """{"data": [{"model_name", "litellm_params": {"model"}, "model_info": {"id"}}, ...]} read as each model group's
+    own deployments; None for a body of any other shape. LiteLLM also lists, under an alias's name, the deployment
+    the alias points to (model_group_alias), with that deployment's id: an id listed under several names is the
+    alias's target, not a deployment of its own, and stays with the group that is not the alias."""
+    entries = body.get("data") if isinstance(body, dict) else None
+    if not isinstance(entries, list):
+        return None
+    listed: list[tuple[str, str, object]] = []
+    for entry in entries:
+        if not isinstance(entry, dict):
+            continue
+        params, info = entry.get("litellm_params"), entry.get("model_info")
+        group, model = entry.get("model_name"), params.get("model") if isinstance(params, dict) else None
+        if isinstance(group, str) and isinstance(model, str):
+            listed.append((group, model, info.get("id") if isinstance(info, dict) else None))
+    names_of: dict[object, set[str]] = {}
+    for group, _, deployment in listed:
+        if deployment is not None:
+            names_of.setdefault(deployment, set()).add(group)
+    groups: dict[str, list[str]] = {}
+    for group, model, deployment in listed:
+        if deployment is None or len(names_of[deployment]) == 1:
+            groups.setdefault(group, []).append(model)
+    return groups or None
 
 
 GATEWAY_HEADERS = ("x-litellm-call-id", DEPLOYMENT_ID_HEADER, "x-portkey-trace-id", "helicone-id", "cf-aig-log-id")

@@ -536,6 +536,9 @@ class Summary(TypedDict, total=False):
     answered_by: dict[str, int]  # deployment (or model) -> calls it answered (ensembles: "judge: deployment")
     models_answering: int  # the models those names stand for (judge.expect_models and dated snapshots map names)
     answered_unexpected: list[str]  # answering names judge.model and judge.expect_models do not accept
+    # judge.model is a model the gateway serves, yet undeclared deployments answered: {model, gateway_deployments,
+    # answered_by} (an ensemble: one such object per judge); null otherwise
+    routed_elsewhere: dict[str, Any] | None
     calls_gateway_cached: int  # replies a gateway served from its own response cache (who wrote them: unknown)
     calls_foreign: int  # calls answered by a model other than the configured one (or judge.expect_models)
     items_mixed_judge: int  # items whose two orders were answered by different deployments or models

@@ -48,7 +48,7 @@ from judgebias.engine.budget import Budget, Meter, Spend, UnusedAttempts, charge
 from judgebias.engine.progress import Progress
 from judgebias.figures.clustering import Clustering, resolve_clustering
 from judgebias.figures.metrics import ensemble_results, soft_preference
-from judgebias.figures.provenance import foreign_reason
+from judgebias.figures.provenance import foreign_reason, routed_elsewhere
 from judgebias.figures.summary import build_summary, ratings_for
 from judgebias.io import output
 from judgebias.io.dataset import load_items, normalize_items, resolve_path
@@ -274,6 +274,7 @@ def run_experiment(
     gateway_failed = sum(judging.backend.gateway_retries_failed for judging in judgings)
     summary["gateway_retries"] = int(summary.get("gateway_retries") or 0) + gateway_failed
     summary["gateway_errors_retries_unknown"] = sum(judging.backend.gateway_errors_unknown for judging in judgings)
+    summary["routed_elsewhere"] = _routed_elsewhere(judgings, summary.get("answered_unexpected") or [])
     if spending.unused.attempts:
         unused = spending.unused.record()
         summary["billed_unused"] = unused
@@ -336,6 +337,24 @@ def _requests(config: Config, judgings: list[Judging], items: list[Item]) -> Ite
 
 def _orders(backend: Backend, item: Item) -> tuple[int, ...]:
     return (1,) if backend.one_order(item) else (1, 2)
+
+
+def _routed_elsewhere(judgings: Sequence[Judging], unexpected: Sequence[str]) -> dict[str, Any] | None:
+    """When a call was answered by a name nobody declared, whether the judge's model is one the gateway itself
+    serves (its model list, asked once now): then the gateway routed the run elsewhere (an alias shadowing it)."""
+    if not unexpected:
+        return None
+    found = {}
+    for judging in judgings:
+        prefix = f"{judging.name}: " if len(judgings) > 1 else ""
+        names = [name[len(prefix) :] for name in unexpected if name.startswith(prefix)]
+        if names:
+            routed = routed_elsewhere(judging.config.model, names, judging.backend.gateway_routes())
+            if routed is not None:
+                found[judging.name] = routed
+    if not found:
+        return None
+    return next(iter(found.values())) if len(judgings) == 1 else found
 
 
 def _cluster_values(items: Sequence[Item], clustering: Clustering | None) -> dict[str, object]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from judgebias.core.record import GATEWAY_CACHED, CallResult, ItemResult
@@ -61,6 +61,26 @@ def _answered(call: CallResult) -> bool:
 
 
 DECLARED = "the judge as declared"  # every name the configured model or judge.expect_models accepts
+
+
+def routed_elsewhere(
+    configured: str | None, unexpected: Sequence[str], routes: Mapping[str, Sequence[str]] | None
+) -> dict[str, Any] | None:
+    """The run's judge.model names a model the gateway has a deployment of (`openai/gpt-4o` for `gpt-4o`), yet calls
+    were answered by other deployments nobody declared (an alias that shadows the model): what was asked for, the
+    gateway's deployments of it (and of the group of that name), and who answered instead. A name that is only a
+    group of the gateway's own (`judge-fb`, answered by its fallback) is no model it has: answered_unexpected and
+    the fallback count say that case."""
+    if not configured or not unexpected or not routes:
+        return None
+    own = [model for models in routes.values() for model in models if same_model(model, [configured])]
+    if not own:
+        return None  # the gateway has no such model: the name is an alias of its own, and answered_unexpected says it
+    own += routes.get(configured, ())
+    elsewhere = [name for name in unexpected if not same_model(name, own)]
+    if not elsewhere:
+        return None
+    return {"model": configured, "gateway_deployments": sorted(set(own)), "answered_by": elsewhere}
 
 
 def model_of(name: str, accepted: Sequence[str]) -> str:

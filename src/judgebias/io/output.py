@@ -420,6 +420,14 @@ def format_summary(summary: Summary, overrides: Sequence[str] = ()) -> str:
             f"  answered by {names}: neither judge.model nor judge.expect_models (a gateway's deployment behind judge "
             f"{s.get('judge')!r}?); if that is the judge you meant, name it in judge.expect_models"
         )
+    routed = s.get("routed_elsewhere")
+    per_judge: dict[str, Any] = {} if not routed else {"": routed} if "model" in routed else dict(routed)
+    for routed_judge, where in per_judge.items():
+        lines.append(
+            f"  routed elsewhere{f' ({routed_judge})' if routed_judge else ''}: the gateway serves {where['model']!r} "
+            f"({', '.join(where['gateway_deployments'])}), but {', '.join(where['answered_by'])} answered: an alias or a "
+            "route took the calls elsewhere (the gate fails this run unless judge.expect_models names who answered)"
+        )
     if s.get("soft_note"):  # log-probabilities asked for and dropped (a gateway's drop_params): said, not only kept
         lines.append(f"  note: {s['soft_note']}")
     imported = s.get("imported_replies")
