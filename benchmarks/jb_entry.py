@@ -50,8 +50,8 @@ def main() -> None:
 
     probe = os.environ.get("JUDGEBIAS_BENCH_PROBE")
     if probe:
+        from judgebias.engine import outputs as output
         from judgebias.engine import runner
-        from judgebias.io import output
 
         runner.build_summary = timed("summary_seconds", runner.build_summary)
         runner.ratings_for = timed("write_seconds", runner.ratings_for)  # computed as write_run's argument

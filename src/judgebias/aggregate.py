@@ -23,14 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-from hydra.experimental.callback import Callback
-from omegaconf import DictConfig, OmegaConf
+import yaml
 
-from judgebias.cli import startup
 from judgebias.core.errors import EXIT_BATCH_PENDING
 from judgebias.core.record import Summary, status_reason
 from judgebias.figures.formatting import ci_text, points
 from judgebias.io.files import write_csv, write_text_atomic
+from judgebias.process import startup
 
 FAILED_STATUSES = ("failed", "errors", "missing", "budget")
 RATES = ("win_rate", "position_consistency", "human_agreement", "styled_wins")
@@ -167,10 +166,7 @@ def _overrides(folder: Path) -> list[str]:
     path = folder / ".hydra" / "overrides.yaml"
     if not path.exists():
         return []
-    try:
-        value = OmegaConf.to_container(OmegaConf.load(path))
-    except Exception:  # a damaged record must not stop the table
-        return []
+    value = _yaml(path)
     return [str(v) for v in value] if isinstance(value, list) else []
 
 
@@ -179,11 +175,18 @@ def _backend(folder: Path) -> str | None:
     path = folder / ".hydra" / "config.yaml"
     if not path.exists():
         return None
-    try:
-        value = OmegaConf.select(OmegaConf.load(path), "judge.backend", default=None, throw_on_missing=False)
-    except Exception:  # a damaged record must not stop the table
-        return None
+    config = _yaml(path)
+    judge = config.get("judge") if isinstance(config, dict) else None
+    value = judge.get("backend") if isinstance(judge, dict) else None
     return None if value is None else str(value)
+
+
+def _yaml(path: Path) -> Any:
+    """A Hydra record (plain YAML), or None when it cannot be read: a damaged record must not stop the table."""
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return None
 
 
 def scripted_rubric_note(rows: Sequence[dict[str, Any]]) -> str | None:
@@ -414,34 +417,6 @@ def aggregate(sweep_dirs: Sequence[Path], out_dir: Path | None = None, *, report
             pages.append(SweepJob(job.name, job.summary, row["overrides"], href, job.path))
         write_sweep_report(target, pages)
     return rows
-
-
-class AggregateCallback(Callback):
-    """At the end of a multirun, aggregate the sweep folder; exit 1 afterwards when a job failed."""
-
-    def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
-        """Write and print the sweep table (Hydra calls this once every job has returned)."""
-        sweep_dir = Path(config.hydra.sweep.dir)
-        if not sweep_dir.is_dir():
-            return
-        report = bool(OmegaConf.select(config, "report", default=True))
-        rows = aggregate([sweep_dir], report=report)
-        if not rows:
-            return
-        print(f"\nsweep summary ({sweep_dir}/sweep_summary.md):")
-        print(text_table(rows, terminal_width()))
-        code = exit_code(rows)
-        if code == 1:
-            print(f"judgebias: {len(failed(rows))} of {len(rows)} jobs did not finish cleanly", file=sys.stderr)
-        elif code == EXIT_BATCH_PENDING:
-            print(
-                f"judgebias: {len(pending(rows))} of {len(rows)} jobs have batches still out: run the same command "
-                "again to collect them",
-                file=sys.stderr,
-            )
-        if code:
-            sys.stdout.flush()
-            raise SystemExit(code)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -33,9 +33,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from judgebias.aggregate import Job, find_jobs
-from judgebias.cli import startup
 from judgebias.core.errors import UserError
 from judgebias.core.record import Summary
+from judgebias.process import startup
 
 if TYPE_CHECKING:
     from judgebias.figures.comparison import RunFiles

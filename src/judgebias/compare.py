@@ -17,8 +17,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from judgebias.cli import startup
-from judgebias.cli.command import exit_as_command
 from judgebias.core.errors import EXIT_USER_ERROR, UserError
 from judgebias.core.record import ItemResult
 from judgebias.core.verdict_lines import LineProblem, result_of_line
@@ -26,6 +24,8 @@ from judgebias.figures.comparison import Comparison, RunFiles, compare_runs
 from judgebias.figures.comparison_text import format_comparison, format_sweep
 from judgebias.io.files import write_json
 from judgebias.io.jsonl import json_lines, text_lines
+from judgebias.process import startup
+from judgebias.process.command import exit_as_command
 
 __all__ = ["compare_runs", "main", "read_run"]
 

@@ -7,7 +7,7 @@ end-of-sweep table still happen.
 
 from __future__ import annotations
 
-from judgebias.cli import startup  # isort: skip  (first: Ctrl-C during the imports below is one line)
+from judgebias.process import startup  # isort: skip  (first: Ctrl-C during the imports below is one line)
 
 import dataclasses
 import logging

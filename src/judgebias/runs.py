@@ -21,10 +21,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from judgebias.cli import startup
-from judgebias.cli.command import run_command
 from judgebias.core.errors import UserError
 from judgebias.core.terminal import escape_controls
+from judgebias.process import startup
+from judgebias.process.command import run_command
 
 LEFTOVERS = frozenset({".hydra", "summary.json", "run.log", "verdicts.jsonl.part", "cache_keys.json.part"})
 """What a run that stopped before its result leaves behind: none of it is read by a rerun."""

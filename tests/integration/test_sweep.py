@@ -16,7 +16,16 @@ import pytest
 from tests.helpers import Cli, InProcessCli
 from tests.integration.helpers import QUICK, table
 
-HAS_SUBMITIT = importlib.util.find_spec("hydra_plugins.hydra_submitit_launcher") is not None
+def installed(module: str) -> bool:
+    """Whether `module` can be imported; find_spec raises (not returns None) when its parent package is absent,
+    as `hydra_plugins` is when no Hydra plugin is installed."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:
+        return False
+
+
+HAS_SUBMITIT = installed("hydra_plugins.hydra_submitit_launcher")
 
 
 def local(server: Any, *more: str) -> tuple[str, ...]:

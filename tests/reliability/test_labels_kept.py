@@ -145,7 +145,7 @@ def test_ctrl_c_while_a_command_starts_or_works_is_one_line(tmp_path: Path, comm
         # start-up guard's import (-X importtime names each module as it is imported), so a loaded machine cannot
         # move the signal before it.
         for line in process.stderr:
-            if line.rstrip().endswith("judgebias.cli.startup"):
+            if line.rstrip().endswith("judgebias.process.startup"):
                 break
         time.sleep(delay)
         process.send_signal(signal.SIGINT)

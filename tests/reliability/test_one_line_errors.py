@@ -101,7 +101,7 @@ def test_ctrl_c_while_starting_is_one_line_and_exit_130(cli: Cli, after: float) 
     # the start-up guard's import (-X importtime names each module as it is imported), so a loaded machine cannot
     # move the signal before it.
     for line in process.stderr:
-        if line.rstrip().endswith("judgebias.cli.startup"):
+        if line.rstrip().endswith("judgebias.process.startup"):
             break
     time.sleep(after)
     process.send_signal(signal.SIGINT)

@@ -11,6 +11,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from judgebias import aggregate
+from judgebias.cli.sweep_callback import AggregateCallback
 
 
 def ok_summary(judge: str = "noisy", win_rate: float = 0.45, **extra: Any) -> dict[str, Any]:
@@ -224,7 +225,7 @@ def test_callback_writes_the_table_then_exits_1_on_a_failed_job(
     config = OmegaConf.create({"hydra": {"sweep": {"dir": str(tmp_path)}}, "report": True})
 
     with pytest.raises(SystemExit) as stopped:
-        aggregate.AggregateCallback().on_multirun_end(config)
+        AggregateCallback().on_multirun_end(config)
 
     assert 1 == stopped.value.code
     assert (tmp_path / "sweep_summary.md").exists()
@@ -237,7 +238,7 @@ def test_callback_returns_normally_when_every_job_finished(tmp_path: Path) -> No
     make_job(tmp_path, "0", ok_summary())
     config = OmegaConf.create({"hydra": {"sweep": {"dir": str(tmp_path)}}, "report": False})
 
-    aggregate.AggregateCallback().on_multirun_end(config)
+    AggregateCallback().on_multirun_end(config)
 
     assert (tmp_path / "sweep_summary.csv").exists()
     assert not (tmp_path / "sweep_report.html").exists()

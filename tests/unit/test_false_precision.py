@@ -8,9 +8,10 @@ from pathlib import Path
 
 from judgebias.core.record import ItemResult
 from judgebias.core.style import Style
+from judgebias.engine.outputs import write_ratings
 from judgebias.figures.formatting import ci_text, round_to, supported_ratings, supported_step
 from judgebias.figures.metrics import summarize
-from judgebias.io.output import format_summary, write_ratings
+from judgebias.report.console import format_summary
 from judgebias.report.run_report import ratings_rows
 from tests.unit.helpers import row
 

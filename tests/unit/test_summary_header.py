@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import cast
 
 from judgebias.core.record import Summary
-from judgebias.io.output import changed_settings
+from judgebias.report.console import changed_settings
 
 SUMMARY = cast(Summary, {"judge": "local", "rubric": "default", "data": "q1"})
 

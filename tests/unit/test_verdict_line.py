@@ -7,9 +7,9 @@ from pathlib import Path
 
 from judgebias.core.item import Item
 from judgebias.core.record import CallResult
+from judgebias.engine.outputs import VerdictWriter, verdict_line
 from judgebias.engine.runner import item_result
 from judgebias.figures.metrics import ensemble_results
-from judgebias.io.output import VerdictWriter, verdict_line
 
 ITEM = Item(
     id="q1", question="q", a="one two", b="three", human="1", human_votes=("1", "2"), model_a="m1", model_b="m2"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from judgebias.core.item import Item
 from judgebias.core.record import CallResult, ItemResult
-from judgebias.io.output import VerdictWriter
+from judgebias.engine.outputs import VerdictWriter
 
 ITEM = Item("i1", "Q?", "one", "two")
 ROW = ItemResult("i1", "1", "A", "B", True, calls=(CallResult("A", "A", False), CallResult("B", "B", False)))

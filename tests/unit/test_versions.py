@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from judgebias.io.output import PACKAGES
+from judgebias.engine.outputs import PACKAGES
 from judgebias.io.versions import installed_versions
 
 

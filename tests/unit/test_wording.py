@@ -10,7 +10,7 @@ import pytest
 from judgebias.audit.report import format_audit
 from judgebias.core.sampling import position_entropy
 from judgebias.figures.formatting import counted
-from judgebias.io.output import agreement_text
+from judgebias.report.console import agreement_text
 
 
 @pytest.mark.parametrize(("n", "expected"), [(0, "0 ties"), (1, "1 tie"), (2, "2 ties")])

@@ -9,11 +9,11 @@ from pathlib import Path
 
 from judgebias.audit.formats import FORMATS
 from judgebias.audit.formats.common import Options
-from judgebias.cli import startup
-from judgebias.cli.command import run_command
 from judgebias.config.checks import MAX_RESAMPLES
 from judgebias.core.errors import UserError
 from judgebias.core.terminal import escape_controls
+from judgebias.process import startup
+from judgebias.process.command import run_command
 
 
 def parser() -> argparse.ArgumentParser:

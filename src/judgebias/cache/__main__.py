@@ -18,10 +18,10 @@ from pathlib import Path
 from judgebias.cache import BACKENDS, URL_ENV, open_store
 from judgebias.cache.bundle import export_bundle, import_bundle, read_run_keys
 from judgebias.cache.disk import ReplyCache
-from judgebias.cli import startup
-from judgebias.cli.command import exit_as_command, run_command
 from judgebias.config.schema import CacheMode
 from judgebias.core.errors import UserError
+from judgebias.process import startup
+from judgebias.process.command import exit_as_command, run_command
 
 
 def default_cache_dir() -> str:

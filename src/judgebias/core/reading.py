@@ -7,8 +7,8 @@ reads a cut-off reply to decide whether to retry it, and the runner reads the sa
 from __future__ import annotations
 
 import functools
+from typing import Protocol
 
-from judgebias.config.schema import RubricConfig
 from judgebias.core.completion import first_token_verdict
 from judgebias.core.parsing import Verdict, parse_reply
 from judgebias.core.prompt import Shown
@@ -17,7 +17,18 @@ from judgebias.core.record import Reply
 SHORT_REPLY = 64  # replies up to this length are parsed once and remembered
 
 
-def read_reply(reply: Reply, view: Shown, rubric: RubricConfig, *, first_token: bool = False) -> Verdict:
+class ReplyFormat(Protocol):
+    """What reading a reply needs of a rubric (config.schema.RubricConfig has it): how it is parsed, and the word
+    for a tie. A protocol, so the rules below the config layer do not import it."""
+
+    @property
+    def parser(self) -> str: ...
+
+    @property
+    def tie_label(self) -> str: ...
+
+
+def read_reply(reply: Reply, view: Shown, rubric: ReplyFormat, *, first_token: bool = False) -> Verdict:
     """The positional verdict of `reply`: "A" (first shown), "B" (second shown), "tie" or "invalid".
 
     `first_token`: the reply continues a completion prompt's answer cue, so only its first word is the verdict.

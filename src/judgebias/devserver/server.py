@@ -42,7 +42,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import FrameType, TracebackType
 from typing import Any, Final, cast
 
-from judgebias.cli import startup
 from judgebias.devserver.batch import (
     LINE_SHAPES,
     BatchApi,
@@ -52,6 +51,7 @@ from judgebias.devserver.batch import (
     dumps,
     unit,
 )
+from judgebias.process import startup
 
 __all__ = [
     "POLICIES",

@@ -44,16 +44,17 @@ from judgebias.core.record import CallResult, ItemResult, Reply, Request, Summar
 from judgebias.core.redaction import public_endpoint
 from judgebias.core.style import style_of
 from judgebias.core.verdict import is_consistent, reconcile
+from judgebias.engine import outputs
 from judgebias.engine.budget import Budget, Meter, Spend, UnusedAttempts, charged, metered, worst_case
 from judgebias.engine.progress import Progress
 from judgebias.figures.clustering import Clustering, resolve_clustering
 from judgebias.figures.metrics import ensemble_results, soft_preference
 from judgebias.figures.provenance import foreign_reason, routed_elsewhere
 from judgebias.figures.summary import build_summary, ratings_for
-from judgebias.io import output
 from judgebias.io.dataset import load_items, normalize_items, resolve_path
 from judgebias.io.files import write_json
 from judgebias.io.tokenizer import WORDS, load_tokenizer
+from judgebias.report import console
 
 
 @dataclasses.dataclass
@@ -206,9 +207,9 @@ def run_experiment(
     try:
         if config.dry_run:
             calls = _looked_up(_requests(config, judgings, items), cache)
-            estimate = output.dry_run_estimate(config, judgings, items, calls)
+            estimate = outputs.dry_run_estimate(config, judgings, items, calls)
             write_json(out_dir / "dry_run.json", estimate)
-            echo(output.format_dry_run(estimate))
+            echo(console.format_dry_run(estimate))
             return estimate
         started = time.monotonic()
         budget = Budget.of(config)
@@ -302,8 +303,8 @@ def run_experiment(
         summary["imported_replies"] = imported.record()
         for warning in imported.mismatches(_paid_judges(judgings)):
             echo(warning)
-    output.write_run(out_dir, config, summary, ratings_for(combined, config, clustering))
-    echo(output.format_summary(summary, overrides))
+    outputs.write_run(out_dir, config, summary, ratings_for(combined, config, clustering))
+    echo(console.format_summary(summary, overrides))
     if full.full:
         raise full.ending(cache.directory, int(summary.get("calls_live") or 0))
     return summary
@@ -393,7 +394,7 @@ def _judge_all(
     inflight: dict[str, Pending] = {}
     slots: collections.deque[tuple[Item, list[tuple[Judging, Request, Pending]]]] = collections.deque()
     failures = 0
-    writer = output.VerdictWriter(out_dir, ensemble=len(judgings) > 1, clusters=_cluster_values(items, clustering))
+    writer = outputs.VerdictWriter(out_dir, ensemble=len(judgings) > 1, clusters=_cluster_values(items, clustering))
     executor = ThreadPoolExecutor(max_workers=config.max_concurrency, thread_name_prefix="judge")
     reask = frozenset(config.cache.reask)
     stopping = threading.Event()  # ends the waits for calls that other processes sharing the cache are sending
@@ -643,7 +644,7 @@ def _finalise(
     calls: list[tuple[Judging, Request, Pending]],
     per_judge: dict[str, list[ItemResult]],
     combined: list[ItemResult],
-    writer: output.VerdictWriter,
+    writer: outputs.VerdictWriter,
     progress: Progress,
 ) -> int:
     """Parse an item's replies into verdicts, write its line, keep a slim copy for the metrics; count failures."""

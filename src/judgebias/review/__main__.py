@@ -13,10 +13,10 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from judgebias.cli import startup
-from judgebias.cli.command import exit_as_command, run_command
 from judgebias.core.errors import UserError
 from judgebias.core.sampling import Strategy
+from judgebias.process import startup
+from judgebias.process.command import exit_as_command, run_command
 from judgebias.review.labels import Samples, merge_labels
 from judgebias.review.page import write_labelling
 from judgebias.review.sample import SAMPLE_INFO, read_run, write_sample
