@@ -16,6 +16,9 @@ Usage: python benchmarks/run.py [--quick] [--only NAME ...] [--repeats 3] [--kee
             adaptive (no client limit) and with judge.requests_per_minute=6000.
   memory    peak RSS of a cached run over 50,000 short items against the 10-item run; and how long the summary
             phase takes for 50,000 items at the default settings.
+  scale     1,000,000 generated pairs through an offline judge (judge=longer) beside the loop a user would write
+            (benchmarks/hand_loop.py, whose win rate and consistency the run must equal): the ratio of wall
+            times, peak RSS, peak RSS at 1M against 100k; and a 200,000-item fully cached rerun's cost per call.
 
 Every measured run is a fresh subprocess; each figure is the median of --repeats runs. The devserver runs in
 its own process. Live judgebias runs import the SDK before the run starts (benchmarks/jb_entry.py), as the
@@ -524,6 +527,81 @@ def bench_memory(ctx: Context) -> list[Figure]:
     ]
 
 
+# ----------------------------------------------------------------------------------------------- scale
+
+SCALE_WALL_RATIO = 4.0  # offline judgebias against the hand-written loop, wall time
+SCALE_RSS_MIB = 400.0  # peak RSS of the 1M-item offline run
+SCALE_FLAT = 1.5  # peak RSS at 1M items against 100k
+SCALE_CACHED_US = 100.0  # a cached call of the 200k-item rerun
+
+
+def offline_run(ctx: Context, name: str, items: Path, *extra: str) -> tuple[Measured, dict[str, Any]]:
+    """judge=longer over `items` (no request, no cache), as a user runs it: report and progress off."""
+    run_dir = ctx.work / "scale" / f"run-{name}"
+    overrides = ["judge=longer", "data=jsonl", f"data.path={items}", f"cache.dir={ctx.work / 'scale' / 'cache'}",
+                 f"hydra.run.dir={run_dir}", "progress=off", "report=false", *extra]  # fmt: skip
+    return judgebias_run(ctx, name, overrides, plain=True)
+
+
+def hand_loop(ctx: Context, name: str, items: Path) -> tuple[Measured, dict[str, Any]]:
+    """benchmarks/hand_loop.py over `items`: its measurement and the figures it printed."""
+    out = ctx.work / "scale" / f"hand-{name}.jsonl"
+    measured = run_measured([PYTHON, str(harness.HERE / "hand_loop.py"), str(items), str(out)],
+                            log_dir=ctx.work / "logs" / f"hand-{name}", env=ctx.env)  # fmt: skip
+    if measured.code != 0:
+        raise RuntimeError(f"hand loop {name} exited {measured.code}:\n{measured.stderr[-2000:]}")
+    return measured, json.loads(measured.stdout.strip().splitlines()[-1])
+
+
+def bench_scale(ctx: Context) -> list[Figure]:
+    """1,000,000 generated pairs through an offline judge beside the hand-written loop (wall, peak RSS, and the
+    same win rate and consistency from both: the loop is the oracle); peak RSS at 1M against 100k; a 200,000-item
+    fully cached rerun's cost per call."""
+    big, small = ctx.n(1_000_000, 20_000), ctx.n(100_000, 2_000)
+    folder = ctx.work / "scale"
+    folder.mkdir(parents=True, exist_ok=True)
+    files = {}
+    for n in (big, small):
+        files[n] = folder / f"items-{n}.jsonl"
+        if not files[n].exists():
+            harness.write_items(files[n], n, seed=5)
+    walls, loops, loop_rss, rss = [], [], [], {big: [], small: []}
+    for repeat in range(ctx.repeats):
+        ctx.log(f"scale: repeat {repeat + 1}/{ctx.repeats}: {big} items offline, and the hand-written loop")
+        loop, figures = hand_loop(ctx, f"{big}-{repeat}", files[big])
+        run, summary = offline_run(ctx, f"{big}-{repeat}", files[big])
+        for name in ("win_rate", "position_consistency"):
+            if abs(summary[name] - figures[name]) > 1e-12:
+                raise RuntimeError(f"scale: {name} {summary[name]} differs from the hand loop's {figures[name]}")
+        walls.append(run.seconds)
+        loops.append(loop.seconds)
+        loop_rss.append(loop.max_rss_kib)
+        rss[big].append(run.max_rss_kib)
+        rss[small].append(offline_run(ctx, f"{small}-{repeat}", files[small])[0].max_rss_kib)
+    ratio = median(walls) / median(loops)
+    peak = median(rss[big]) / 1024
+    flat = median(rss[big]) / median(rss[small])
+    cached_n = ctx.n(200_000, 5_000)
+    ctx.log(f"scale: a fully cached rerun of {cached_n} items (and of 10)")
+    cached_times = []
+    for repeat in range(ctx.repeats):
+        tiny, _ = cached_run(ctx, f"scale-cached-10-{repeat}", 10, ["bootstrap.resamples=0"], plain=True)
+        large, _ = cached_run(ctx, f"scale-cached-{cached_n}-{repeat}", cached_n, [], plain=True)
+        cached_times.append((large.seconds - tiny.seconds) / (2 * cached_n - 20) * 1e6)
+    per_call = median(cached_times)
+    return [
+        Figure("scale", f"{big} items offline (judge=longer) / the hand-written loop, wall time",
+               f"{ratio:.1f}x ({median(walls):.1f} s / {median(loops):.1f} s; same win rate and consistency)",
+               f"<= {SCALE_WALL_RATIO:.0f}x", ratio <= SCALE_WALL_RATIO),
+        Figure("scale", f"peak RSS of the {big}-item offline run",
+               f"{peak:.0f} MiB (the hand-written loop: {median(loop_rss) / 1024:.0f} MiB)",
+               f"<= {SCALE_RSS_MIB:.0f} MiB", peak <= SCALE_RSS_MIB),
+        Figure("scale", f"peak RSS at {big} items / at {small}", f"{flat:.2f}", f"<= {SCALE_FLAT}", flat <= SCALE_FLAT),
+        Figure("scale", f"cost per cached call, {cached_n}-item rerun at the defaults",
+               f"{per_call:.0f} us", f"<= {SCALE_CACHED_US:.0f} us", per_call <= SCALE_CACHED_US),
+    ]  # fmt: skip
+
+
 def _report_available() -> bool:
     import importlib.util
 
@@ -555,6 +633,7 @@ BENCHMARKS: dict[str, Callable[[Context], list[Figure]]] = {
     "cached_redis": bench_cached_redis,
     "ratelimit": bench_ratelimit,
     "memory": bench_memory,
+    "scale": bench_scale,
 }
 
 

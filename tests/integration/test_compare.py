@@ -204,3 +204,19 @@ def test_a_sweep_is_compared_job_by_job_with_its_baseline_job(cli_here: InProces
     assert jobs["1"]["differences"]["biased_first"]["diff"] > 0
     rows = printed[0].splitlines()
     assert rows[0].startswith("every job against job 0") and len(rows) == 4
+
+
+def test_a_run_whose_p_value_underflows_prints_a_bound_not_zero(tmp_path: Path) -> None:
+    """2,000 items judged by always_a: the sign test's p (2 / 2^2000) is below the smallest float, summary.json
+    holds 0.0, and the printed summary says `p < 1e-300`, never `p = 0`."""
+    from judgebias.engine.runner import run_experiment
+    from tests.reliability.helpers import config_of
+
+    data = write_items(tmp_path / "many.jsonl", pairs(2000))
+    printed: list[str] = []
+    summary = run_experiment(
+        config_of("judge=always_a", f"data.path={data}", *QUICK), tmp_path / "run", echo=printed.append
+    )
+    assert 0.0 == summary["first_position_p"]
+    (screen,) = printed
+    assert "sign test p < 1e-300 on 2000 position-following items" in screen and "p = 0 " not in screen

@@ -16,6 +16,7 @@ import pytest
 from tests.helpers import Cli, InProcessCli
 from tests.integration.helpers import QUICK, table
 
+
 def installed(module: str) -> bool:
     """Whether `module` can be imported; find_spec raises (not returns None) when its parent package is absent,
     as `hydra_plugins` is when no Hydra plugin is installed."""

@@ -12,7 +12,7 @@ import pytest
 from judgebias.core.record import ItemResult
 from judgebias.core.verdict import reconcile
 from judgebias.core.verdict_lines import LineProblem, result_of_line
-from judgebias.figures.comparison_text import p_text
+from judgebias.figures.formatting import p_text
 from judgebias.figures.metrics import measure
 from judgebias.figures.paired import mcnemar_p, moved_items, paired_differences, worse_beyond
 
@@ -179,3 +179,4 @@ def test_on_correlated_runs_the_paired_interval_is_narrower_than_the_unpaired_on
         covered += paired[0] <= 0.0 <= paired[1]
     assert narrower == trials
     assert covered >= trials * 0.85
+

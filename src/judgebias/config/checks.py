@@ -26,6 +26,7 @@ from judgebias.config.schema import (
     judges_of,
 )
 from judgebias.core.errors import SecretInConfig, UserError
+from judgebias.core.models import is_reasoning_model as is_reasoning_name
 from judgebias.core.prompt import unknown_placeholders
 from judgebias.core.record import DETERMINISTIC_OUTCOMES
 from judgebias.core.redaction import looks_like_secret
@@ -34,7 +35,6 @@ REASKABLE = (*DETERMINISTIC_OUTCOMES, "foreign")  # cache.reask values: cached o
 ENV_VAR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 MAX_RESAMPLES = 100_000  # bootstrap.resamples above this take minutes to hours and change no reported digit
 MIN_QUOTA_PER_MINUTE = 1 / 1440  # a client-side quota must let at least one request (or token) through a day
-REASONING_MODEL = re.compile(r"(?:^|/)(?:o\d|gpt-5)(?:$|[-.:])")  # OpenAI's o-series and gpt-5 family
 
 
 def non_finite(node: Any, prefix: str = "") -> tuple[str, float] | None:
@@ -273,7 +273,7 @@ def _check_openai(judge: JudgeConfig) -> None:
 
 def is_reasoning_model(judge: JudgeConfig) -> bool:
     """A judge named as OpenAI's reasoning models (o-series, gpt-5 family), which refuse sampling settings."""
-    return bool(REASONING_MODEL.search((judge.model or "").lower()))
+    return is_reasoning_name(judge.model)
 
 
 def _check_reasoning(judge: JudgeConfig) -> None:

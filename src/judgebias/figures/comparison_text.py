@@ -6,19 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from judgebias.figures.comparison import Comparison
+from judgebias.figures.formatting import p_text
 from judgebias.figures.paired import FIGURE_NAMES, Difference
 
 PERCENT_FIGURES = set(FIGURE_NAMES) - {"preference_score", "cohen_kappa"}
-SMALLEST_P = 1e-300  # a p below this prints as a bound: a float of 0 is no probability a test can give
-
-
-def p_text(p: float | None) -> str:
-    """A p-value as printed: three significant digits, a bound below the smallest a float holds reliably."""
-    if p is None:
-        return ""
-    if p < SMALLEST_P:
-        return f"p < {SMALLEST_P:.0e}"
-    return f"p = {p:.3g}"
 
 
 def value_text(name: str, value: float | None) -> str:

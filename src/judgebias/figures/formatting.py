@@ -7,6 +7,17 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+SMALLEST_P = 1e-300  # a p below this prints as a bound: a float of 0 is no probability a test can give
+
+
+def p_text(p: float | None) -> str:
+    """A p-value as printed: three significant digits, a bound below the smallest a float holds reliably."""
+    if p is None:
+        return ""
+    if p < SMALLEST_P:
+        return f"p < {SMALLEST_P:.0e}"
+    return f"p = {p:.3g}"
+
 
 def pct(value: Any, digits: int = 1) -> str:
     """A rate in [0, 1] as a percent ("n/a" when it could not be measured)."""

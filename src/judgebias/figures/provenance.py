@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from judgebias.core.models import is_reasoning_model
 from judgebias.core.record import GATEWAY_CACHED, CallResult, ItemResult
 
 _SNAPSHOT = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{4}|\d{8}|latest)$")  # gpt-4o-2024-08-06, o1-mini-0912, ...-20241022
@@ -178,14 +179,6 @@ def mixed_judge_note(origin: dict[str, Any], judge: str) -> str | None:
             "(judge.expect_models naming the model wanted, with cache.reask=[foreign], asks them again)"
         )
     return f"judge {judge!r} was not one judge: " + "; ".join(parts)
-
-
-_REASONING_FAMILY = re.compile(r"^(o\d|gpt-5)")  # OpenAI's reasoning models: o1, o3-mini, o4-mini, gpt-5, gpt-5-mini
-
-
-def is_reasoning_model(name: str) -> bool:
-    """Whether a model name is one of OpenAI's reasoning models (with or without a provider prefix)."""
-    return bool(_REASONING_FAMILY.match(_bare(name)))
 
 
 def unhonoured_settings(call: CallResult, temperature: float | None, top_p: float | None, logprobs: bool) -> list[str]:

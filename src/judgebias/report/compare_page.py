@@ -13,7 +13,8 @@ from typing import Any
 
 from judgebias.core.redaction import Redactor
 from judgebias.figures.comparison import Comparison
-from judgebias.figures.comparison_text import diff_text, p_text, value_text
+from judgebias.figures.comparison_text import diff_text, value_text
+from judgebias.figures.formatting import p_text
 from judgebias.figures.paired import BETTER, Difference
 from judgebias.report.pages import Cell, Column, Row, Table, render_page, write_page
 

@@ -13,7 +13,7 @@ from judgebias.core.record import (
 )
 from judgebias.core.redaction import Redactor
 from judgebias.core.terminal import escape_controls
-from judgebias.figures.formatting import ci_text, counted, pct
+from judgebias.figures.formatting import ci_text, counted, p_text, pct
 
 
 def format_dry_run(estimate: dict[str, Any]) -> str:
@@ -72,7 +72,7 @@ def format_summary(summary: Summary, overrides: Sequence[str] = ()) -> str:
         score = "n/a" if s.get("preference_score") is None else f"{s['preference_score']:+.2f}"
         lines.append(
             f"  position preference: score {score} (negative = first slot), "
-            f"sign test p = {s['first_position_p']:.3g} on {s.get('first_position_n')} position-following items"
+            f"sign test {p_text(s['first_position_p'])} on {s.get('first_position_n')} position-following items"
         )
     if s.get("length_controlled_win_rate") is not None or s.get("longer_wins") is not None:
         lines.append(

@@ -17,7 +17,7 @@ from judgebias.core.redaction import Redactor
 from judgebias.core.style import FEATURES
 from judgebias.core.verdict import item_winner
 from judgebias.figures import formatting
-from judgebias.figures.formatting import counted, pct
+from judgebias.figures.formatting import counted, p_text, pct
 from judgebias.figures.metrics import ONE_ORDER_NOTE
 from judgebias.report import svg
 from judgebias.report.digest import MAX_TABLE_ROWS, VerdictDigest, length_label, read_verdicts, style_label, styles
@@ -216,7 +216,7 @@ def position_panel(s: Figures) -> Panel:
     if s.get("first_position_p") is not None and s.get("first_position_n"):
         sign = (
             f" Of the {s.get('first_position_n')} items where the verdict followed the position, "
-            f"{shown(s.get('first_position_k'))} followed the first slot (sign test p = {float(s['first_position_p']):.3g})."
+            f"{shown(s.get('first_position_k'))} followed the first slot (sign test {p_text(float(s['first_position_p']))})."
         )
     caption = (
         "Each item is judged in both orders. Consistent: the same verdict both times. First-biased: each time the "
