@@ -6,6 +6,8 @@ import os
 import subprocess
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,14 +54,35 @@ class Gateway:
 PRIMARY_500 = 0.3  # the share of judge-fb's requests its primary answers 500 while failing
 
 
+def deployment_entry(name: str, model: str, base: str, extra: str = "") -> str:
+    """One model_list entry of a proxy config: the group `name` served by `model` at `base` (`extra`: more of its
+    litellm_params, indented as they are)."""
+    return (
+        f"  - model_name: {name}\n    litellm_params:\n      model: {model}\n"
+        f"      api_base: {base}\n      api_key: upstream-key\n{extra}"
+    )
+
+
+@contextmanager
+def own_proxy(tmp_path_factory: pytest.TempPathFactory, name: str, config: str) -> Iterator[str]:
+    """A LiteLLM proxy of a test module's own with `config` (the master key is added): its /v1 URL, stopped after;
+    the module skips, naming it, when the proxy is not installed."""
+    if not LITELLM.exists():
+        pytest.skip(f"LiteLLM proxy not installed at {LITELLM}: run `make litellm`")
+    folder = tmp_path_factory.mktemp(name)
+    (folder / "config.yaml").write_text(f"{config}general_settings:\n  master_key: {MASTER_KEY}\n", encoding="utf-8")
+    url, proxy, _ = launch_proxy(folder)
+    try:
+        yield url
+    finally:
+        stop_process(proxy, timeout=20)
+
+
 def litellm_config(upstream: str, primary: str, backup: str, down: str) -> str:
     """The proxy's config: plain, rpm-limited, o-series and mock models; a fallback group and a load-balanced alias."""
 
     def deployment(name: str, model: str, extra: str = "", base: str = upstream) -> str:
-        return (
-            f"  - model_name: {name}\n    litellm_params:\n      model: {model}\n"
-            f"      api_base: {base}\n      api_key: upstream-key\n{extra}"
-        )
+        return deployment_entry(name, model, base, extra)
 
     return (
         "model_list:\n"

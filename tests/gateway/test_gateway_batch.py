@@ -12,8 +12,8 @@ import pytest
 
 from judgebias import check
 from judgebias.devserver.server import RunningServer, ServerOptions, start_server
-from tests.gateway.helpers import KEY_ENV, LITELLM, MASTER_KEY, launch_proxy
-from tests.helpers import stop_process, write_items
+from tests.gateway.helpers import KEY_ENV, MASTER_KEY, deployment_entry, own_proxy
+from tests.helpers import write_items
 from tests.reliability.helpers import pairs, run_here
 
 pytestmark = pytest.mark.gateway
@@ -24,23 +24,16 @@ ALIAS = "gpt-4o-mini"
 @pytest.fixture(scope="module")
 def batch_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, RunningServer]]:
     """A proxy whose alias gpt-4o-mini and whose files/batches route both lead to one dev server."""
-    if not LITELLM.exists():
-        pytest.skip(f"LiteLLM proxy not installed at {LITELLM}: run `make litellm`")
-    folder = tmp_path_factory.mktemp("litellm-batch")
     upstream = start_server(ServerOptions(policy="hash"))
-    (folder / "config.yaml").write_text(
+    config = (
         "model_list:\n"
-        f"  - model_name: {ALIAS}\n    litellm_params:\n      model: openai/{ALIAS}\n"
-        f"      api_base: {upstream.url}\n      api_key: upstream-key\n"
-        f"files_settings:\n  - custom_llm_provider: openai\n    api_base: {upstream.url}\n    api_key: upstream-key\n"
-        f"general_settings:\n  master_key: {MASTER_KEY}\n",
-        encoding="utf-8",
+        + deployment_entry(ALIAS, f"openai/{ALIAS}", upstream.url)
+        + f"files_settings:\n  - custom_llm_provider: openai\n    api_base: {upstream.url}\n    api_key: upstream-key\n"
     )
-    url, proxy, _ = launch_proxy(folder)
     try:
-        yield url, upstream
+        with own_proxy(tmp_path_factory, "litellm-batch", config) as url:
+            yield url, upstream
     finally:
-        stop_process(proxy, timeout=20)
         upstream.stop()
 
 

@@ -11,8 +11,7 @@ from typing import Any
 import pytest
 
 from judgebias.devserver.server import RunningServer, ServerOptions, start_server
-from tests.gateway.helpers import KEY_ENV, LITELLM, MASTER_KEY, dataset, launch_proxy
-from tests.helpers import stop_process
+from tests.gateway.helpers import KEY_ENV, MASTER_KEY, dataset, deployment_entry, own_proxy
 from tests.reliability.helpers import run_here
 
 pytestmark = pytest.mark.gateway
@@ -23,26 +22,18 @@ ITEMS = 6
 @pytest.fixture(scope="module")
 def caching_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, RunningServer]]:
     """A proxy of its own with LiteLLM's in-memory response cache on, in front of a dev server: (URL, upstream)."""
-    if not LITELLM.exists():
-        pytest.skip(f"LiteLLM proxy not installed at {LITELLM}: run `make litellm`")
-    folder = tmp_path_factory.mktemp("litellm-cache")
     upstream = start_server(ServerOptions(policy="hash", first_bias=0.3))  # answers as any model it is asked for
-    (folder / "config.yaml").write_text(
+    config = (
         "model_list:\n"
-        f"  - model_name: judge\n    litellm_params:\n      model: openai/model-x\n"
-        f"      api_base: {upstream.url}\n      api_key: upstream-key\n"
-        f"  - model_name: judge\n    litellm_params:\n      model: openai/model-y\n"
-        f"      api_base: {upstream.url}\n      api_key: upstream-key\n"
-        f"general_settings:\n  master_key: {MASTER_KEY}\n"
-        "litellm_settings:\n  num_retries: 0\n  cache: true\n  cache_params:\n    type: local\n"
-        "router_settings:\n  routing_strategy: usage-based-routing-v2\n",
-        encoding="utf-8",
+        + deployment_entry("judge", "openai/model-x", upstream.url)
+        + deployment_entry("judge", "openai/model-y", upstream.url)
+        + "litellm_settings:\n  num_retries: 0\n  cache: true\n  cache_params:\n    type: local\n"
+        + "router_settings:\n  routing_strategy: usage-based-routing-v2\n"
     )
-    url, proxy, _ = launch_proxy(folder)
     try:
-        yield url, upstream
+        with own_proxy(tmp_path_factory, "litellm-cache", config) as url:
+            yield url, upstream
     finally:
-        stop_process(proxy, timeout=20)
         upstream.stop()
 
 

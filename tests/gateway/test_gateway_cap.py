@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.gateway.helpers import KEY_ENV, LITELLM, MASTER_KEY, dataset, launch_proxy
-from tests.helpers import stop_process
+from tests.gateway.helpers import KEY_ENV, MASTER_KEY, dataset, deployment_entry, own_proxy
 from tests.reliability.billing_server import PRICE_PER_MTOK, Bill, billing_server
 from tests.reliability.helpers import run_here
 
@@ -27,23 +26,14 @@ RETRIES = 2
 @pytest.fixture(scope="module")
 def timing_out_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Bill]]:
     """A proxy with no retries of its own in front of the billing server, with a timeout shorter than its answer."""
-    if not LITELLM.exists():
-        pytest.skip(f"LiteLLM proxy not installed at {LITELLM}: run `make litellm`")
-    folder = tmp_path_factory.mktemp("litellm-cap")
     with billing_server("usage", delay=SLOW_UPSTREAM) as (upstream, bill):
-        (folder / "config.yaml").write_text(
+        config = (
             "model_list:\n"
-            f"  - model_name: judge-slow\n    litellm_params:\n      model: openai/judgebias-dev\n"
-            f"      api_base: {upstream}\n      api_key: upstream-key\n      timeout: {GATEWAY_TIMEOUT}\n"
-            f"general_settings:\n  master_key: {MASTER_KEY}\n"
-            "router_settings:\n  num_retries: 0\n",
-            encoding="utf-8",
+            + deployment_entry("judge-slow", "openai/judgebias-dev", upstream, f"      timeout: {GATEWAY_TIMEOUT}\n")
+            + "router_settings:\n  num_retries: 0\n"
         )
-        url, proxy, _ = launch_proxy(folder)
-        try:
+        with own_proxy(tmp_path_factory, "litellm-cap", config) as url:
             yield url, bill
-        finally:
-            stop_process(proxy, timeout=20)
 
 
 def test_the_upstreams_bill_stays_within_the_cap_when_the_gateway_times_out(

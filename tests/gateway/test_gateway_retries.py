@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from judgebias.devserver.server import RunningServer, ServerOptions, start_server
-from tests.gateway.helpers import KEY_ENV, LITELLM, MASTER_KEY, dataset, launch_proxy
-from tests.helpers import stop_process
+from tests.gateway.helpers import KEY_ENV, MASTER_KEY, dataset, deployment_entry, own_proxy
 from tests.reliability.helpers import run_here
 
 pytestmark = pytest.mark.gateway
@@ -28,26 +27,18 @@ def retrying_gateway(
 ) -> Iterator[tuple[str, RunningServer, RunningServer]]:
     """A proxy of its own with router retries, in front of a dev server that answers every request 500 (`judge`)
     and one that answers after SLOW_UPSTREAM seconds, past the proxy's own timeout (`judge-slow`)."""
-    if not LITELLM.exists():
-        pytest.skip(f"LiteLLM proxy not installed at {LITELLM}: run `make litellm`")
-    folder = tmp_path_factory.mktemp("litellm-retries")
     upstream = start_server(ServerOptions(p500=1.0))
     slow = start_server(ServerOptions(latency=SLOW_UPSTREAM))
-    (folder / "config.yaml").write_text(
+    config = (
         "model_list:\n"
-        f"  - model_name: judge\n    litellm_params:\n      model: openai/judgebias-dev\n"
-        f"      api_base: {upstream.url}\n      api_key: upstream-key\n"
-        f"  - model_name: judge-slow\n    litellm_params:\n      model: openai/judgebias-dev\n"
-        f"      api_base: {slow.url}\n      api_key: upstream-key\n      timeout: {GATEWAY_TIMEOUT}\n"
-        f"general_settings:\n  master_key: {MASTER_KEY}\n"
-        f"router_settings:\n  num_retries: {GATEWAY_RETRIES}\n  retry_after: 0\n",
-        encoding="utf-8",
+        + deployment_entry("judge", "openai/judgebias-dev", upstream.url)
+        + deployment_entry("judge-slow", "openai/judgebias-dev", slow.url, f"      timeout: {GATEWAY_TIMEOUT}\n")
+        + f"router_settings:\n  num_retries: {GATEWAY_RETRIES}\n  retry_after: 0\n"
     )
-    url, proxy, _ = launch_proxy(folder)
     try:
-        yield url, upstream, slow
+        with own_proxy(tmp_path_factory, "litellm-retries", config) as url:
+            yield url, upstream, slow
     finally:
-        stop_process(proxy, timeout=20)
         upstream.stop()
         slow.stop()
 

@@ -179,4 +179,3 @@ def test_on_correlated_runs_the_paired_interval_is_narrower_than_the_unpaired_on
         covered += paired[0] <= 0.0 <= paired[1]
     assert narrower == trials
     assert covered >= trials * 0.85
-

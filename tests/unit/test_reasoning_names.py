@@ -10,7 +10,16 @@ from judgebias.config.schema import JudgeConfig
 from judgebias.figures import provenance
 
 REASONING = ["o1", "o1-pro", "o3-mini", "o4-mini", "openai/o4-mini", "gpt-5", "gpt-5-mini", "gpt-5.1", "o3-2025-04-16"]
-NOT_REASONING = ["gpt-4o", "gpt-5o", "o1pro", "gpt-4.1", "openai/gpt-4o-mini", "llama-3-70b", "gpt-50", "ollama/mistral"]
+NOT_REASONING = [
+    "gpt-4o",
+    "gpt-5o",
+    "o1pro",
+    "gpt-4.1",
+    "openai/gpt-4o-mini",
+    "llama-3-70b",
+    "gpt-50",
+    "ollama/mistral",
+]
 
 
 @pytest.mark.parametrize("name", REASONING + NOT_REASONING)
