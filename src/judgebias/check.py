@@ -39,6 +39,7 @@ from judgebias.process import startup
 
 if TYPE_CHECKING:
     from judgebias.figures.comparison import RunFiles
+    from judgebias.figures.paired import Worse
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -200,7 +201,7 @@ TOLERANCE_NAMES = {
     "invalid": "invalid_rate",
 }
 # figure: (which way is worse, tolerance) when --baseline is given and no tolerance for the figure.
-DEFAULT_TOLERANCES: dict[str, tuple[str, float]] = {
+DEFAULT_TOLERANCES: dict[str, tuple[Worse, float]] = {
     "position_consistency": ("drop", 0.02),
     "human_agreement": ("drop", 0.02),
     "cohen_kappa": ("drop", 0.05),
@@ -215,7 +216,7 @@ class Tolerance:
     """How far a figure may move the worse way before the paired interval fails the gate."""
 
     figure: str
-    worse: str  # "drop" (lower is worse) or "rise"
+    worse: Worse  # "drop" (lower is worse) or "rise"
     bound: float
     given: bool  # on the command line, not a default
 
@@ -240,14 +241,12 @@ def baseline_findings(
     missing, and (with `strict`) per figure significantly worse."""
     from judgebias.compare import compare_runs, read_run
     from judgebias.figures.comparison_text import diff_text
-    from judgebias.figures.paired import BETTER
+    from judgebias.figures.paired import worse_beyond, worse_side
 
     who = _who(job)
     comparison = compare_runs(base, read_run(job.path))
     findings = []
-    checked = set()
     for limit in limits:
-        checked.add(limit.figure)
         difference = comparison.differences.get(limit.figure)
         if difference is None or difference.diff is None:
             text = f"{who}: {limit.figure} is not in both runs ({_missing_reason(limit.figure)}), so {limit.option()}"
@@ -255,12 +254,15 @@ def baseline_findings(
                 findings.append(Finding(job.name, True, f"SKIP {text} was not checked", skipped=True))
             else:
                 findings.append(Finding(job.name, False, f"FAIL {text} cannot pass (use --skip-missing to skip it)"))
-            continue
-        if difference.ci is None:
-            continue
-        low, high = difference.ci
-        beyond = high < -limit.bound if limit.worse == "drop" else low > limit.bound
-        if beyond:
+        elif difference.ci is None:  # no resample could measure it: a gate that cannot see a change passes none
+            findings.append(
+                Finding(
+                    job.name,
+                    False,
+                    f"FAIL {who}: {limit.figure} has no paired interval, so {limit.option()} cannot be checked",
+                )
+            )
+        elif worse_beyond(difference, limit.worse, limit.bound):
             moved = "dropped" if limit.worse == "drop" else "rose"
             findings.append(
                 Finding(
@@ -270,21 +272,17 @@ def baseline_findings(
                     f"(paired, on {comparison.matched} items), wholly beyond {limit.option()}",
                 )
             )
-    if strict:
-        for name, difference in comparison.differences.items():
-            better = BETTER.get(name, "neither")
-            if difference.ci is None or better == "neither":
-                continue
-            low, high = difference.ci
-            if (better == "higher" and high < 0) or (better == "lower" and low > 0):
-                findings.append(
-                    Finding(
-                        job.name,
-                        False,
-                        f"FAIL {who}: {name} is significantly worse than the baseline: "
-                        f"{diff_text(name, difference)} (paired, on {comparison.matched} items; --strict)",
-                    )
+    for name, difference in comparison.differences.items() if strict else ():
+        side = worse_side(name)
+        if side is not None and worse_beyond(difference, side, 0.0):
+            findings.append(
+                Finding(
+                    job.name,
+                    False,
+                    f"FAIL {who}: {name} is significantly worse than the baseline: "
+                    f"{diff_text(name, difference)} (paired, on {comparison.matched} items; --strict)",
                 )
+            )
     findings += [Finding(job.name, True, f"SKIP {who}: note: {note}", skipped=True) for note in comparison.notes]
     return findings
 

@@ -220,3 +220,15 @@ def test_a_run_whose_p_value_underflows_prints_a_bound_not_zero(tmp_path: Path) 
     assert 0.0 == summary["first_position_p"]
     (screen,) = printed
     assert "sign test p < 1e-300 on 2000 position-following items" in screen and "p = 0 " not in screen
+
+
+def test_a_base_run_without_intervals_does_not_make_the_gate_toothless(tmp_path: Path) -> None:
+    """The base ran with bootstrap.resamples=0: the comparison still draws 1,000 paired resamples, and the gate
+    still fails the change towards the first slot."""
+    base, cand = tmp_path / "base", tmp_path / "cand"
+    run_here(base, "bootstrap.resamples=0", "report=false", "progress=off")
+    run_here(cand, "bootstrap.resamples=0", "report=false", "progress=off", "judge.first_bias=0.6")
+
+    code, document, _ = compared(tmp_path, base, cand)
+    assert 0 == code and 1000 == document["bootstrap"]["resamples"]
+    assert 1 == check.main([str(cand), "--baseline", str(base)])

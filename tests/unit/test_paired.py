@@ -90,22 +90,23 @@ def test_the_consistency_test_counts_the_discordant_items() -> None:
 
 
 @pytest.mark.parametrize(
-    ("interval", "better", "tolerance", "fails"),
+    ("interval", "worse", "tolerance", "fails"),
     [
-        ([-0.10, -0.03], "higher", 0.02, True),  # a drop, wholly beyond 2 points
-        ([-0.10, -0.01], "higher", 0.02, False),  # could be within the tolerance
-        ([0.03, 0.10], "lower", 0.02, True),  # a rise of a bias
-        ([-0.05, 0.05], "lower", 0.0, False),
-        ([-0.10, -0.03], "neither", 0.0, False),  # the win rate has no worse side
+        ([-0.10, -0.03], "drop", 0.02, True),  # a drop, wholly beyond 2 points
+        ([-0.10, -0.01], "drop", 0.02, False),  # could be within the tolerance
+        ([0.03, 0.10], "rise", 0.02, True),  # a rise of a bias
+        ([-0.05, 0.05], "rise", 0.0, False),
+        ([0.03, 0.10], "drop", 0.0, False),  # a rise of a figure that must not drop
     ],
 )
 def test_the_gate_fails_only_an_interval_wholly_beyond_the_tolerance(
-    interval: list[float], better: str, tolerance: float, fails: bool
+    interval: list[float], worse: str, tolerance: float, fails: bool
 ) -> None:
     from judgebias.figures.paired import Difference
 
     difference = Difference(0.5, 0.5, 0.0, interval, None, None, 10)
-    assert fails == worse_beyond(difference, better, tolerance)  # type: ignore[arg-type]
+    assert fails == worse_beyond(difference, worse, tolerance)  # type: ignore[arg-type]
+    assert not worse_beyond(Difference(0.5, 0.5, 0.0, None, None, None, 10), worse, tolerance)  # type: ignore[arg-type]
 
 
 def test_moved_items_are_named_by_kind() -> None:

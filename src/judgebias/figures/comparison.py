@@ -108,7 +108,8 @@ def compare_runs(
             f"{base.folder} and {cand.folder} have no item id in common ({len(base.rows)} and {len(cand.rows)} "
             "items): a comparison needs the same items judged by both"
         )
-    resamples = _setting(base, "bootstrap_resamples", DEFAULT_RESAMPLES) if resamples is None else resamples
+    if resamples is None:  # the base run's, unless it drew none: a comparison without intervals says little
+        resamples = _setting(base, "bootstrap_resamples", DEFAULT_RESAMPLES) or DEFAULT_RESAMPLES
     seed = _setting(base, "bootstrap_seed", 0) if seed is None else seed
     notes = _notes(base, cand, common, only_base, only_cand)
     groups, cluster = _clusters(base, cand, common, notes)

@@ -141,12 +141,22 @@ def mcnemar_p(base_only: int, cand_only: int) -> float:
     return stats.binomial_two_sided_p(cand_only, base_only + cand_only)
 
 
-def worse_beyond(difference: Difference, better: Better, tolerance: float) -> bool:
-    """Whether the paired interval's whole range is worse than `tolerance` (the regression gate's rule)."""
-    if difference.ci is None or better == "neither":
+Worse = Literal["drop", "rise"]  # which way a figure moving is a regression
+
+
+def worse_beyond(difference: Difference, worse: Worse, tolerance: float) -> bool:
+    """Whether the paired interval lies wholly beyond `tolerance` on the `worse` side (the regression gate's rule:
+    a change the data cannot tell from one within the tolerance does not count). No interval: False."""
+    if difference.ci is None:
         return False
     low, high = difference.ci
-    return high < -tolerance if better == "higher" else low > tolerance
+    return high < -tolerance if worse == "drop" else low > tolerance
+
+
+def worse_side(name: str) -> Worse | None:
+    """Which way figure `name` moving is worse for a judge (None: neither, e.g. the win rate)."""
+    better = BETTER.get(name, "neither")
+    return None if better == "neither" else "drop" if better == "higher" else "rise"
 
 
 def _exact_test(

@@ -15,7 +15,7 @@ from judgebias.core.redaction import Redactor
 from judgebias.figures.comparison import Comparison
 from judgebias.figures.comparison_text import diff_text, value_text
 from judgebias.figures.formatting import p_text
-from judgebias.figures.paired import BETTER, Difference
+from judgebias.figures.paired import Difference, worse_beyond, worse_side
 from judgebias.report.pages import Cell, Column, Row, Table, render_page, write_page
 
 MAX_MOVED_ROWS = 2000  # the page lists this many moved items; compare.json has all of them
@@ -58,13 +58,12 @@ class MovedRow(Row):
 
 def change(name: str, difference: Difference) -> str:
     """'worse' or 'better' when the paired interval leaves out 0 on that side of what is better for a judge."""
-    better = BETTER.get(name, "neither")
-    if difference.ci is None or better == "neither":
+    side = worse_side(name)
+    if side is None:
         return ""
-    low, high = difference.ci
-    up = "better" if better == "higher" else "worse"
-    down = "worse" if better == "higher" else "better"
-    return up if low > 0 else down if high < 0 else ""
+    if worse_beyond(difference, side, 0.0):
+        return "worse"
+    return "better" if worse_beyond(difference, "rise" if side == "drop" else "drop", 0.0) else ""
 
 
 def section(title: str, comparison: Comparison) -> Section:
