@@ -3,7 +3,7 @@ engine/outputs.py's."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from judgebias.core.record import (
@@ -68,6 +68,15 @@ def format_summary(summary: Summary, overrides: Sequence[str] = ()) -> str:
         f"  position_consistency: {pct(s['position_consistency'])}{ci_text(intervals.get('position_consistency'), why=degenerate.get('position_consistency'))}   "
         f"biased_first: {pct(s['biased_first'])}   biased_second: {pct(s['biased_second'])}",
     ]
+    lines += _figure_lines(s, intervals, degenerate)
+    lines += _call_lines(s)
+    lines += _provenance_lines(s)
+    return escape_controls("\n".join(lines))  # model names and notes of a server's choosing: shown, never acted on
+
+
+def _figure_lines(s: Summary, intervals: Mapping[str, Any], degenerate: Mapping[str, str]) -> list[str]:
+    """Position preference, length, style, agreement with people, calibration and soft verdicts."""
+    lines: list[str] = []
     if s.get("first_position_p") is not None:
         score = "n/a" if s.get("preference_score") is None else f"{s['preference_score']:+.2f}"
         lines.append(
@@ -111,6 +120,12 @@ def format_summary(summary: Summary, overrides: Sequence[str] = ()) -> str:
         lines.extend(calibration_lines(s["calibration"]))
     if s.get("soft_win_rate") is not None:
         lines.append(f"  soft_win_rate: {pct(s['soft_win_rate'])}")
+    return lines
+
+
+def _call_lines(s: Summary) -> list[str]:
+    """What was called and answered, and what it cost."""
+    lines: list[str] = []
     offline = s.get("calls_offline", 0)
     answered = f"calls_offline: {offline}" if offline else f"calls_live: {s['calls_live']}"
     lines.append(
@@ -126,6 +141,13 @@ def format_summary(summary: Summary, overrides: Sequence[str] = ()) -> str:
             f"  tokens: {s['prompt_tokens']} in / {s['completion_tokens']} out   cost_usd: {s['cost_usd']:.4f}   "
             f"saved_usd: {s['saved_usd']:.4f}"
         )
+    return lines
+
+
+def _provenance_lines(s: Summary) -> list[str]:
+    """Each judge of an ensemble, the notes, who answered when it was not the judge named, imported replies and the
+    rubric's warning: what a reader must know about where the figures come from."""
+    lines: list[str] = []
     for judge, figures in (s.get("judges") or {}).items():
         lines.append(
             f"  - {judge}: win_rate {pct(figures['win_rate'])}  consistency {pct(figures['position_consistency'])}  "
@@ -161,7 +183,7 @@ def format_summary(summary: Summary, overrides: Sequence[str] = ()) -> str:
         lines.append(f"  WARNING: {s.get('agreement_message')}")
     elif s.get("agreement_message"):
         lines.append(f"  note: {s.get('agreement_message')}")
-    return escape_controls("\n".join(lines))  # model names and notes of a server's choosing: shown, never acted on
+    return lines
 
 
 def controlled_text(value: float | None, interval: Any, identifiable: bool | None) -> str:
