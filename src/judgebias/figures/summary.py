@@ -6,11 +6,11 @@ The ensemble's merged rows come from the runner (merged once per item) and serve
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from judgebias.config.pricing import call_cost
-from judgebias.config.schema import Config, judges_of
+from judgebias.config.schema import Config, JudgeConfig, judges_of
 from judgebias.core.record import ItemResult, Summary
 from judgebias.figures.clustering import Clustering
 from judgebias.figures.metrics import bradley_terry_ratings, summarize
@@ -89,20 +89,7 @@ def build_summary(
     if len(judges) > 1:
         identity["ensemble"] = list(judges)
     summary = cast(Summary, identity | summarize_run(config, per_judge, combined, clustering))
-    cost, saved = 0.0, 0.0
-    models: set[str] = set()
-    batched = 0
-    for name, judge in judges.items():
-        for row in per_judge[name]:
-            for call in row.calls:
-                amount = call_cost(judge, call.prompt_tokens, call.completion_tokens, batched=call.batched)
-                batched += call.batched
-                if call.cached:
-                    saved += amount
-                else:
-                    cost += amount
-                if call.model:
-                    models.add(call.model)
+    cost, saved, batched, models = _spent(judges, per_judge)
     consistency_note = summary.get("position_consistency_note")
     origin = merge_origins(
         {name: judge_origin(per_judge[name], judge.model, judge.other_models()) for name, judge in judges.items()}
@@ -113,13 +100,7 @@ def build_summary(
     summary["mixed_judge"] = mixed_note is not None
     if mixed_note is not None:
         summary["mixed_judge_note"] = mixed_note
-    not_honoured = 0
-    per_setting: dict[str, int] = {}
-    for name, judge in judges.items():
-        calls, found = settings_not_honoured(per_judge[name], judge.temperature, judge.top_p, judge.logprobs)
-        not_honoured += calls
-        for setting, n in found.items():
-            per_setting[setting] = per_setting.get(setting, 0) + n
+    not_honoured, per_setting = _not_honoured(judges, per_judge)
     summary["calls_settings_not_honoured"] = not_honoured
     summary["settings_not_honoured"] = per_setting
     configured = dataclasses.asdict(next(iter(judges.values())))
@@ -140,14 +121,7 @@ def build_summary(
     summary["retries"] = retries
     summary["timeouts"] = timeouts
     summary["judging_seconds"] = round(elapsed, 3)
-    gateway_cached = int(summary.get("calls_gateway_cached") or 0)
-    gateway_note = (
-        f"{gateway_cached} replies were served from a gateway's response cache, not by a model asked now: who wrote "
-        "them is unknown (answered_by: unknown (gateway cache)); turn the gateway's cache off for a judge you measure "
-        "(LiteLLM: +judge.extra_body.cache={no-cache:true})"
-        if gateway_cached
-        else None
-    )
+    gateway_note = _gateway_cache_note(int(summary.get("calls_gateway_cached") or 0))
     summary["notes"] = (
         ([unreadable] if unreadable else [])
         + ([gateway_note] if gateway_note else [])
@@ -157,6 +131,51 @@ def build_summary(
         + ([consistency_note] if consistency_note else [])
     )
     return summary
+
+
+def _spent(
+    judges: Mapping[str, JudgeConfig], per_judge: Mapping[str, Sequence[ItemResult]]
+) -> tuple[float, float, int, set[str]]:
+    """What the calls cost (sent now), what the cached ones saved, how many went by batch, and the models named."""
+    cost, saved, batched = 0.0, 0.0, 0
+    models: set[str] = set()
+    for name, judge in judges.items():
+        for row in per_judge[name]:
+            for call in row.calls:
+                amount = call_cost(judge, call.prompt_tokens, call.completion_tokens, batched=call.batched)
+                batched += call.batched
+                if call.cached:
+                    saved += amount
+                else:
+                    cost += amount
+                if call.model:
+                    models.add(call.model)
+    return cost, saved, batched, models
+
+
+def _not_honoured(
+    judges: Mapping[str, JudgeConfig], per_judge: Mapping[str, Sequence[ItemResult]]
+) -> tuple[int, dict[str, int]]:
+    """Calls whose reply shows a setting was not honoured, and how often each setting, over every judge."""
+    calls_total = 0
+    per_setting: dict[str, int] = {}
+    for name, judge in judges.items():
+        calls, found = settings_not_honoured(per_judge[name], judge.temperature, judge.top_p, judge.logprobs)
+        calls_total += calls
+        for setting, n in found.items():
+            per_setting[setting] = per_setting.get(setting, 0) + n
+    return calls_total, per_setting
+
+
+def _gateway_cache_note(gateway_cached: int) -> str | None:
+    """What replies a gateway served from its own cache mean for the figures, when there were any."""
+    if not gateway_cached:
+        return None
+    return (
+        f"{gateway_cached} replies were served from a gateway's response cache, not by a model asked now: who wrote "
+        "them is unknown (answered_by: unknown (gateway cache)); turn the gateway's cache off for a judge you measure "
+        "(LiteLLM: +judge.extra_body.cache={no-cache:true})"
+    )
 
 
 def _unreadable_note(summary: Summary, failures: int) -> str | None:
