@@ -67,6 +67,12 @@ def test_the_differences_are_those_the_verdict_lines_show(tmp_path: Path) -> Non
     assert moved == {i for i in old if old[i]["consistent"] and not new[i]["consistent"]}
     assert any(line.strip().startswith("position_consistency") for line in printed[0].splitlines())
     assert (tmp_path / "compare" / "compare.html").exists()
+    # All 48 items matched: each run's value is the one its own summary.json reports.
+    for side, folder in (("base", base), ("cand", cand)):
+        summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+        for name, difference in document["differences"].items():
+            if name in summary and name != "cost_usd":
+                assert difference[side] == pytest.approx(summary[name]), (side, name)
 
 
 def test_the_same_run_compared_with_itself_moves_nothing(tmp_path: Path) -> None:
