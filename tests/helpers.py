@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 import traceback
 import warnings
 from collections.abc import Callable, Iterator, Mapping
@@ -328,3 +329,20 @@ def local_judge(server: Any, *more: str) -> tuple[str, ...]:
         "report=false",
         *more,
     )
+
+
+def interrupt_after_start(process: subprocess.Popen[str], delay: float) -> str:
+    """SIGINT `delay` seconds after the process (run with `-X importtime`, stderr piped as text) imported the
+    start-up guard, then wait for it; what it printed on stderr without the import-time lines.
+
+    The interpreter's own start-up, before judgebias's first module, is Python's: counting the delay from the
+    guard's import means a loaded machine cannot move the signal before it."""
+    assert process.stderr is not None
+    for line in process.stderr:
+        if line.rstrip().endswith("judgebias.process.startup"):
+            break
+    time.sleep(delay)
+    process.send_signal(signal.SIGINT)
+    err = "".join(line for line in process.stderr if not line.startswith("import time:"))
+    process.wait(timeout=60)
+    return err

@@ -9,14 +9,13 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from judgebias.review.__main__ import main as review
-from tests.helpers import InProcessCli, write_items
+from tests.helpers import InProcessCli, interrupt_after_start, write_items
 
 pytestmark = pytest.mark.reliability
 
@@ -140,17 +139,7 @@ def test_ctrl_c_while_a_command_starts_or_works_is_one_line(tmp_path: Path, comm
             [sys.executable, "-X", "importtime", "-m", f"judgebias.{args[0]}", *args[1:]],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=os.environ | {"PYTHONUNBUFFERED": "1"},
         )  # fmt: skip
-        assert process.stderr is not None
-        # The interpreter's own start-up, before judgebias's first module, is Python's: the delay counts from the
-        # start-up guard's import (-X importtime names each module as it is imported), so a loaded machine cannot
-        # move the signal before it.
-        for line in process.stderr:
-            if line.rstrip().endswith("judgebias.process.startup"):
-                break
-        time.sleep(delay)
-        process.send_signal(signal.SIGINT)
-        err = "".join(line for line in process.stderr if not line.startswith("import time:"))
-        process.wait(timeout=60)
+        err = interrupt_after_start(process, delay)
         assert "Traceback" not in err, (delay, err)
         if process.returncode == -signal.SIGINT:
             assert "" == err  # the interpreter's own shut-down, the command done: Python's default, nothing said

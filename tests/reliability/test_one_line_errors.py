@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import Cli, free_port, stop_process
+from tests.helpers import Cli, free_port, interrupt_after_start, stop_process
 from tests.reliability.helpers import judgebias
 
 pytestmark = [pytest.mark.reliability, pytest.mark.slow]
@@ -96,17 +94,7 @@ def test_ctrl_c_while_starting_is_one_line_and_exit_130(cli: Cli, after: float) 
         stderr=subprocess.PIPE,
         text=True,
     )
-    assert process.stderr is not None
-    # The interpreter's own start-up, before judgebias's first module, is Python's to handle: the delay counts from
-    # the start-up guard's import (-X importtime names each module as it is imported), so a loaded machine cannot
-    # move the signal before it.
-    for line in process.stderr:
-        if line.rstrip().endswith("judgebias.process.startup"):
-            break
-    time.sleep(after)
-    process.send_signal(signal.SIGINT)
-    stderr = "".join(line for line in process.stderr if not line.startswith("import time:"))
-    process.wait(timeout=60)
+    stderr = interrupt_after_start(process, after)
     assert 130 == process.returncode, stderr
     assert "Traceback" not in stderr and 1 == len(stderr.strip().splitlines()) and "interrupted" in stderr
 
