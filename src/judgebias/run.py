@@ -50,6 +50,7 @@ from judgebias.core.errors import (
     Stopped,
     UserError,
 )
+from judgebias.core.record import SUMMARY_SCHEMA_VERSION
 from judgebias.core.redaction import REDACTED, RedactingFilter, Redactor, replace_secrets
 from judgebias.io.files import write_json, write_text_atomic
 
@@ -203,6 +204,7 @@ def _failure(cfg: DictConfig, message: str) -> dict[str, Any]:
         "judge": name("judge"),
         "rubric": name("rubric"),
         "data": name("data"),
+        "schema_version": SUMMARY_SCHEMA_VERSION,
     }
 
 

@@ -238,3 +238,15 @@ def test_a_base_run_without_intervals_does_not_make_the_gate_toothless(tmp_path:
     code, document, _ = compared(tmp_path, base, cand)
     assert 0 == code and 1000 == document["bootstrap"]["resamples"]
     assert 1 == check.main([str(cand), "--baseline", str(base)])
+
+
+def test_a_summary_newer_than_this_reader_is_said(tmp_path: Path) -> None:
+    """schema_version 1 is written; a candidate whose summary.json says 2 gets a note, not a silent reading."""
+    base, cand = runs(tmp_path)
+    summary = json.loads((cand / "summary.json").read_text(encoding="utf-8"))
+    assert 1 == summary["schema_version"]
+    (cand / "summary.json").write_text(json.dumps(summary | {"schema_version": 2}), encoding="utf-8")
+
+    code, document, _ = compared(tmp_path, base, cand)
+    assert 0 == code
+    assert any("schema_version 2, newer than this judgebias reads (1)" in note for note in document["notes"])

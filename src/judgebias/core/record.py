@@ -421,11 +421,18 @@ class Calibration(TypedDict):
     per_annotator: list[Agreement]
 
 
+# summary.json's schema_version. The change rule (docs/outputs.md): a field added leaves it as it is (readers
+# ignore fields they do not know); a field renamed, removed, or read differently (another unit, another meaning)
+# raises it by one, and the change is listed in docs/outputs.md.
+SUMMARY_SCHEMA_VERSION = 1
+
+
 class Summary(TypedDict, total=False):
     """summary.json: the run's identity, every figure (with `ci` intervals), cost and notes."""
 
     # identity
     status: Status  # docs/outputs.md
+    schema_version: int  # SUMMARY_SCHEMA_VERSION of the writer
     error: str  # a failed job's reason
     judge: str | None  # the judge's name, or "ensemble"
     rubric: str | None

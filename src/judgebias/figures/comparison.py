@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from judgebias.core.errors import UserError
-from judgebias.core.record import ItemResult
+from judgebias.core.record import SUMMARY_SCHEMA_VERSION, ItemResult
 from judgebias.figures import stats
 from judgebias.figures.metrics import measure
 from judgebias.figures.paired import (
@@ -162,6 +162,12 @@ def _notes(base: RunFiles, cand: RunFiles, common: list[str], only_base: list[st
             "so these are not the same items under one id"
         )
     for name, run in (("base", base), ("candidate", cand)):
+        version = run.summary.get("schema_version")
+        if isinstance(version, int) and version > SUMMARY_SCHEMA_VERSION:
+            notes.append(
+                f"the {name} run's summary.json has schema_version {version}, newer than this judgebias reads "
+                f"({SUMMARY_SCHEMA_VERSION}): a field may mean something else there (docs/outputs.md)"
+            )
         status = run.summary.get("status")
         if status not in (None, "ok"):
             notes.append(f"the {name} run's status is {status!r}: its figures may leave items out")

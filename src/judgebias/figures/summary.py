@@ -11,7 +11,7 @@ from typing import Any, cast
 
 from judgebias.config.pricing import call_cost
 from judgebias.config.schema import Config, JudgeConfig, judges_of
-from judgebias.core.record import ItemResult, Summary
+from judgebias.core.record import SUMMARY_SCHEMA_VERSION, ItemResult, Summary
 from judgebias.figures.clustering import Clustering
 from judgebias.figures.metrics import bradley_terry_ratings, summarize
 from judgebias.figures.provenance import (
@@ -85,6 +85,7 @@ def build_summary(
         "judge": next(iter(judges)) if len(judges) == 1 else "ensemble",
         "rubric": config.rubric.name,
         "data": config.data.name,
+        "schema_version": SUMMARY_SCHEMA_VERSION,
     }
     if len(judges) > 1:
         identity["ensemble"] = list(judges)
