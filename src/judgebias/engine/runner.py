@@ -13,7 +13,7 @@ import dataclasses
 import itertools
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -49,7 +49,7 @@ from judgebias.engine.budget import Budget, Meter, Spend, UnusedAttempts, charge
 from judgebias.engine.progress import Progress
 from judgebias.figures.clustering import Clustering, resolve_clustering
 from judgebias.figures.metrics import ensemble_results, soft_preference
-from judgebias.figures.provenance import foreign_reason, routed_elsewhere
+from judgebias.figures.provenance import foreign_reason, judge_origin, routed_elsewhere
 from judgebias.figures.summary import build_summary, ratings_for
 from judgebias.io.dataset import load_items, normalize_items, resolve_path
 from judgebias.io.files import write_json
@@ -275,7 +275,7 @@ def run_experiment(
     gateway_failed = sum(judging.backend.gateway_retries_failed for judging in judgings)
     summary["gateway_retries"] = int(summary.get("gateway_retries") or 0) + gateway_failed
     summary["gateway_errors_retries_unknown"] = sum(judging.backend.gateway_errors_unknown for judging in judgings)
-    summary["routed_elsewhere"] = _routed_elsewhere(judgings, summary.get("answered_unexpected") or [])
+    summary["routed_elsewhere"] = _routed_elsewhere(judgings, per_judge) if summary.get("answered_unexpected") else None
     if spending.unused.attempts:
         unused = spending.unused.record()
         summary["billed_unused"] = unused
@@ -340,31 +340,19 @@ def _orders(backend: Backend, item: Item) -> tuple[int, ...]:
     return (1,) if backend.one_order(item) else (1, 2)
 
 
-def _routed_elsewhere(judgings: Sequence[Judging], unexpected: Sequence[str]) -> dict[str, Any] | None:
-    """When a call was answered by a name nobody declared, whether the judge's model is one the gateway itself
+def _routed_elsewhere(judgings: Sequence[Judging], per_judge: Mapping[str, list[ItemResult]]) -> dict[str, Any] | None:
+    """For each judge whose calls a name nobody declared answered, whether its model is one the gateway itself
     serves (its model list, asked once now): then the gateway routed the run elsewhere (an alias shadowing it)."""
-    if not unexpected:
-        return None
     found = {}
     for judging in judgings:
-        prefix = f"{judging.name}: " if len(judgings) > 1 else ""
-        names = [name[len(prefix) :] for name in unexpected if name.startswith(prefix)]
-        if names:
-            routed = routed_elsewhere(judging.config.model, names, judging.backend.gateway_routes())
-            if routed is not None:
-                found[judging.name] = routed
+        config = judging.config
+        names = judge_origin(per_judge[judging.name], config.model, config.other_models())["answered_unexpected"]
+        routed = routed_elsewhere(config.model, names, judging.backend.gateway_routes()) if names else None
+        if routed is not None:
+            found[judging.name] = routed
     if not found:
         return None
     return next(iter(found.values())) if len(judgings) == 1 else found
-
-
-def _cluster_values(items: Sequence[Item], clustering: Clustering | None) -> dict[str, object]:
-    """Each item's value of the clustering field, for its verdict line (a later paired comparison resamples by it);
-    an item without the field is a cluster of its own and gets none."""
-    if clustering is None:
-        return {}
-    pairs = zip(items, clustering.labels, strict=True)
-    return {item.id: label[1] for item, label in pairs if isinstance(label, tuple) and label[0] == "value"}
 
 
 def _judge_all(
@@ -394,7 +382,11 @@ def _judge_all(
     inflight: dict[str, Pending] = {}
     slots: collections.deque[tuple[Item, list[tuple[Judging, Request, Pending]]]] = collections.deque()
     failures = 0
-    writer = outputs.VerdictWriter(out_dir, ensemble=len(judgings) > 1, clusters=_cluster_values(items, clustering))
+    writer = outputs.VerdictWriter(
+        out_dir,
+        ensemble=len(judgings) > 1,
+        clusters=clustering.values_by_id([item.id for item in items]) if clustering else None,
+    )
     executor = ThreadPoolExecutor(max_workers=config.max_concurrency, thread_name_prefix="judge")
     reask = frozenset(config.cache.reask)
     stopping = threading.Event()  # ends the waits for calls that other processes sharing the cache are sending

@@ -29,6 +29,12 @@ class Clustering:
         """The number of clusters."""
         return len(set(self.labels))
 
+    def values_by_id(self, ids: Sequence[str]) -> dict[str, object]:
+        """Each item's value of the field by id (`ids` in the rows' order); items without it, clusters of their
+        own, are left out. What a verdict line records, so a later comparison can draw the same clusters."""
+        pairs = zip(ids, self.labels, strict=True)
+        return {item_id: label[1] for item_id, label in pairs if isinstance(label, tuple) and label[0] == "value"}
+
 
 def resolve_clustering(items: Sequence[Item], setting: str | None) -> Clustering | None:
     """The run's clustering: `auto` = question_id when a value of it repeats, a named field, or None (by item)."""
@@ -49,11 +55,16 @@ def resolve_clustering(items: Sequence[Item], setting: str | None) -> Clustering
 
 
 def _clustering(items: Sequence[Item], field: str, values: list[object]) -> Clustering:
-    """Labels per item; an item lacking the field gets its own cluster (named by its id, apart from any value)."""
-    labels = tuple(
-        ("value", _hashable(v)) if v is not None else ("item", item.id) for item, v in zip(items, values, strict=True)
+    """The clustering by `field` of the items whose values of it are `values`."""
+    return Clustering(field, cluster_labels([item.id for item in items], values))
+
+
+def cluster_labels(ids: Sequence[str], values: Sequence[object]) -> tuple[object, ...]:
+    """Labels per item; an item lacking the field (value None) gets its own cluster, named by its id apart from any
+    value."""
+    return tuple(
+        ("value", _hashable(v)) if v is not None else ("item", item_id) for item_id, v in zip(ids, values, strict=True)
     )
-    return Clustering(field, labels)
 
 
 def _value(item: Item, field: str) -> object:
