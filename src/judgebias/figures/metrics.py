@@ -130,9 +130,8 @@ def summarize(
         clustering=clustering,
     )
     summary = measured.summary
-    figures = _Figures(rates=dict(measured.rates), others=dict(measured.others))
-    summary["ci"] = _intervals(len(results), resamples, seed, figures, summary, measured.groups)
-    summary["ci_degenerate"] = _degenerate(list(results), _scored(results), figures, summary["ci"])
+    summary["ci"] = _intervals(len(results), resamples, seed, measured)
+    summary["ci_degenerate"] = _degenerate(results, measured, summary["ci"])
     summary["bootstrap_resamples"] = resamples
     summary["bootstrap_seed"] = seed
     summary.update(_cluster_fields(clustering, measured.groups))
@@ -155,7 +154,7 @@ def measure(
         raise ValueError(f"resamples must be >= 0, got {resamples}")
     items = list(results)
     n = len(items)
-    scored = _scored(items)
+    scored = _mask(items, lambda r: r.verdict != "error")
     score = np.array([WIN_SCORE.get(r.verdict, 0.0) for r in items], dtype=np.float64) * scored
     decisive = _mask(items, lambda r: r.verdict in ("1", "2"))
     orders = 1 if n and all(r.call2 is None for r in items) else 2
@@ -845,14 +844,13 @@ def _intervals(
     n: int,
     resamples: int,
     seed: int,
-    figures: _Figures,
-    summary: Mapping[str, Any],
-    groups: IntArray | None = None,
+    figures: Measured,
 ) -> dict[str, list[float] | None]:
     """95% percentile intervals of every figure from one item (or cluster) bootstrap (None where the figure is None)."""
     # One draw of item multiplicities per resample serves every figure, so the intervals are mutually
     # coherent; a replicate where a figure is undefined (e.g. no two-order item drawn) is left out of its
     # percentiles. Ratio figures are vectorised as counts @ numerator / counts @ denominator.
+    summary = figures.summary
     names = [name for name in _CI_ORDER if name in summary]
     wanted = [name for name in names if _figure_value(summary, name) is not None]
     rate_names = [name for name in wanted if name in figures.rates]
@@ -861,7 +859,7 @@ def _intervals(
     if rate_names:
         numerators = np.stack([figures.rates[name][0] for name in rate_names], axis=1)
         denominators = np.stack([figures.rates[name][1] for name in rate_names], axis=1)
-    for counts in stats.resample_counts(n, resamples, seed, groups):
+    for counts in stats.resample_counts(n, resamples, seed, figures.groups):
         if rate_names:
             values = stats.ratio(counts @ numerators, counts @ denominators)
             for j, name in enumerate(rate_names):
@@ -876,7 +874,7 @@ def _intervals(
 
 
 def _degenerate(
-    items: Sequence[ItemResult], scored: FloatArray, figures: _Figures, intervals: Mapping[str, list[float] | None]
+    items: Sequence[ItemResult], figures: Measured, intervals: Mapping[str, list[float] | None]
 ) -> dict[str, str]:
     """Why each zero-width interval has zero width: every item counted gives the figure the same value."""
     # A judge that always says tie has win rate 50% in every resample: [50.0, 50.0] is the data's lack of
@@ -886,6 +884,7 @@ def _degenerate(
         if interval is None or interval[1] - interval[0] > 1e-12:
             continue
         if name == "win_rate":
+            scored = figures.rates[name][1]  # the win rate's denominator: 1 for each item with a verdict
             verdicts = {r.verdict for r, s in zip(items, scored, strict=True) if s}
             if len(verdicts) == 1:
                 (only,) = verdicts
@@ -931,11 +930,6 @@ def _column(values: Iterable[float]) -> FloatArray:
 def _total(style: Style | None) -> int:
     """All markdown features of an answer (0 when not recorded)."""
     return 0 if style is None else style.total
-
-
-def _scored(items: Iterable[ItemResult]) -> FloatArray:
-    """1 for each item with a verdict (no failed call), else 0: the items every figure counts."""
-    return _mask(items, lambda r: r.verdict != "error")
 
 
 def _mask(items: Iterable[ItemResult], test: Callable[[ItemResult], bool]) -> FloatArray:
