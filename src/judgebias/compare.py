@@ -22,7 +22,7 @@ from judgebias.core.record import ItemResult
 from judgebias.core.verdict_lines import LineProblem, result_of_line
 from judgebias.figures.comparison import Comparison, RunFiles, compare_runs
 from judgebias.figures.comparison_text import format_comparison, format_sweep
-from judgebias.io.files import write_json
+from judgebias.io.files import read_user_text, write_json
 from judgebias.io.jsonl import json_lines, text_lines
 from judgebias.process import startup
 from judgebias.process.command import exit_as_command
@@ -69,15 +69,13 @@ def _summary(path: Path, folder: Path) -> dict[str, Any]:
 
 def _text(path: Path, folder: Path) -> str:
     """A run file's text; a missing one says whether the run stopped before it finished."""
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    if not path.is_file():
         stopped = (folder / "verdicts.jsonl.part").exists()
         why = "the run stopped before it finished (verdicts.jsonl.part): rerun it" if stopped else "no finished run"
-        raise UserError(f"{folder} has no {path.name}: {why}") from None
-    except UnicodeDecodeError as error:
-        raise UserError(f"{path}: not UTF-8 text (byte {error.start})") from None
-    except OSError as error:
+        raise UserError(f"{folder} has no {path.name}: {why}")
+    try:
+        return read_user_text(path, "run file")
+    except OSError as error:  # present but unreadable (permissions)
         raise UserError(f"{path}: cannot be read ({error.strerror or error})") from None
 
 

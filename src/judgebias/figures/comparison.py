@@ -15,7 +15,8 @@ from typing import Any
 from judgebias.core.errors import UserError
 from judgebias.core.record import SUMMARY_SCHEMA_VERSION, ItemResult
 from judgebias.figures import stats
-from judgebias.figures.metrics import measure
+from judgebias.figures.clustering import cluster_labels
+from judgebias.figures.metrics import IntArray, measure
 from judgebias.figures.paired import (
     BETTER,
     MOVE_KINDS,
@@ -68,8 +69,8 @@ class Comparison:
     def as_json(self) -> dict[str, Any]:
         """compare.json."""
         return {
-            "base": _side(self.base),
-            "cand": _side(self.cand),
+            "base": _run_fields(self.base),
+            "cand": _run_fields(self.cand),
             "matched": self.matched,
             "only_base": len(self.only_base),
             "only_cand": len(self.only_cand),
@@ -90,7 +91,7 @@ class Comparison:
         }
 
 
-def _side(run: RunFiles) -> dict[str, Any]:
+def _run_fields(run: RunFiles) -> dict[str, Any]:
     s = run.summary
     keys = ("judge", "rubric", "data", "status", "n_items", "bootstrap_cluster")
     return {"folder": str(run.folder), **{key: s.get(key) for key in keys}}
@@ -186,7 +187,9 @@ def _dataset_hash(run: RunFiles, ids: Sequence[str]) -> str:
     return digest.hexdigest()[:12]
 
 
-def _clusters(base: RunFiles, cand: RunFiles, common: list[str], notes: list[str]) -> tuple[Any, str | None]:
+def _clusters(
+    base: RunFiles, cand: RunFiles, common: list[str], notes: list[str]
+) -> tuple[IntArray | None, str | None]:
     """The clusters both runs resampled by, when each line carries its `cluster` (else items, with a note)."""
     field_name = base.summary.get("bootstrap_cluster")
     if field_name is None:
@@ -204,11 +207,7 @@ def _clusters(base: RunFiles, cand: RunFiles, common: list[str], notes: list[str
             "of an earlier release): the paired bootstrap resamples items"
         )
         return None, None
-    keyed = [
-        ("value", repr(label)) if label is not None else ("item", item_id)
-        for label, item_id in zip(labels, common, strict=True)
-    ]
-    return stats.cluster_index(keyed), str(field_name)
+    return stats.cluster_index(cluster_labels(common, labels)), str(field_name)
 
 
 def _cost(base: RunFiles, cand: RunFiles) -> Difference:

@@ -36,6 +36,16 @@ def diff_text(name: str, difference: Difference) -> str:
     return text + unit
 
 
+def exact_test_text(difference: Difference) -> str:
+    """The exact test's p and name (`p = 0.0225 (McNemar exact)`), or "" when none applies."""
+    return f"{p_text(difference.p)} ({difference.test})" if difference.test else ""
+
+
+def moved_text(comparison: Comparison) -> str:
+    """How many items moved in each way: `became consistent 0, became inconsistent 11, ...`."""
+    return ", ".join(f"{kind.replace('_', ' ')} {count}" for kind, count in comparison.moved_counts().items())
+
+
 def format_comparison(comparison: Comparison) -> str:
     """The printed table: one row per figure both runs have, then what moved and the notes."""
     c = comparison
@@ -50,17 +60,11 @@ def format_comparison(comparison: Comparison) -> str:
     for name, d in c.differences.items():
         if d.base is None and d.cand is None:
             continue
-        test = f"{p_text(d.p)} ({d.test})" if d.test else ""
-        rows.append((name, value_text(name, d.base), value_text(name, d.cand), diff_text(name, d), test))
+        rows.append((name, value_text(name, d.base), value_text(name, d.cand), diff_text(name, d), exact_test_text(d)))
     widths = [max(len(row[i]) for row in rows) for i in range(5)]
     for row in rows:
         lines.append("  " + "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip())
-    counts = c.moved_counts()
-    lines.append(
-        f"moved: {len(c.moved)} items ("
-        + ", ".join(f"{kind.replace('_', ' ')} {count}" for kind, count in counts.items())
-        + ")"
-    )
+    lines.append(f"moved: {len(c.moved)} items ({moved_text(c)})")
     lines += [f"note: {note}" for note in c.notes]
     return "\n".join(lines)
 

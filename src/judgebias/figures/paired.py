@@ -16,7 +16,7 @@ import numpy as np
 
 from judgebias.core.record import ItemResult
 from judgebias.figures import stats
-from judgebias.figures.metrics import Measured
+from judgebias.figures.metrics import IntArray, Measured
 from judgebias.figures.stats import FloatArray
 
 Better = Literal["higher", "lower", "neither"]
@@ -102,7 +102,7 @@ def paired_differences(
     *,
     resamples: int,
     seed: int,
-    groups: Any = None,
+    groups: IntArray | None = None,
     figures: Sequence[str] = FIGURE_NAMES,
 ) -> dict[str, Difference]:
     """Every figure both runs have, on the same rows in the same order (row i of both is the same item).
@@ -163,8 +163,8 @@ def _exact_test(
     base: Measured, cand: Measured, name: str
 ) -> tuple[str | None, float | None, int | None, tuple[int, int] | None]:
     """McNemar for a ratio of yes/no per item (consistent, first-position, agrees), the sign test for a ratio of
-    graded per-item values (win 1 / tie 0.5 / loss 0, recency - primacy, invalid replies): over the items both runs
-    count, the items where the candidate's value is above the base's against those where it is below."""
+    graded per-item values (win 1 / tie 0.5 / loss 0, recency - primacy): over the items both runs count, the items
+    where the candidate's value is above the base's against those where it is below."""
     if name not in TESTED or name not in base.rates or name not in cand.rates:
         return None, None, None, None
     (nb, db), (nc, dc) = base.rates[name], cand.rates[name]

@@ -13,13 +13,11 @@ from typing import Any
 
 from judgebias.core.redaction import Redactor
 from judgebias.figures.comparison import Comparison
-from judgebias.figures.comparison_text import diff_text, value_text
-from judgebias.figures.formatting import p_text
+from judgebias.figures.comparison_text import diff_text, exact_test_text, moved_text, value_text
 from judgebias.figures.paired import Difference, worse_beyond, worse_side
-from judgebias.report.pages import Cell, Column, Row, Table, render_page, write_page
+from judgebias.report.pages import Cell, Column, Row, Table, render_page, shortened_reply, text, write_page
 
 MAX_MOVED_ROWS = 2000  # the page lists this many moved items; compare.json has all of them
-MAX_REPLY_CHARS = 4000
 
 
 @dataclass(frozen=True)
@@ -75,13 +73,12 @@ def section(title: str, comparison: Comparison) -> Section:
             value_text(name, d.base),
             value_text(name, d.cand),
             diff_text(name, d),
-            f"{p_text(d.p)} ({d.test})" if d.test else "",
+            exact_test_text(d),
             change(name, d),
         )
         for name, d in c.differences.items()
         if d.base is not None or d.cand is not None
     ]
-    counts = ", ".join(f"{kind.replace('_', ' ')} {n}" for kind, n in c.moved_counts().items())
     how = f"clusters of {c.cluster}" if c.cluster else "items"
     return Section(
         title=title,
@@ -93,7 +90,7 @@ def section(title: str, comparison: Comparison) -> Section:
         f"candidate); {c.resamples} paired resamples over {how}",
         notes=c.notes,
         rows=rows,
-        moved_text=f"{len(c.moved)} items ({counts})",
+        moved_text=f"{len(c.moved)} items ({moved_text(c)})",
     )
 
 
@@ -118,12 +115,12 @@ def moved_table(comparisons: Sequence[tuple[str, Comparison]]) -> Table:
             cells += [
                 Cell(str(item["id"]), nowrap=True),
                 Cell(", ".join(kind.replace("_", " ") for kind in item["kinds"]), wrap=True),
-                Cell(_text(item.get("human"))),
+                Cell(text(item.get("human"))),
                 Cell(_verdict(item["base"])),
                 Cell(_verdict(item["cand"])),
             ]
             replies = [
-                (f"{side} call {n}", _reply(item[key].get(f"raw{n}")))
+                (f"{side} call {n}", shortened_reply(item[key].get(f"raw{n}")))
                 for side, key in (("base", "base"), ("candidate", "cand"))
                 for n in (1, 2)
             ]
@@ -132,19 +129,8 @@ def moved_table(comparisons: Sequence[tuple[str, Comparison]]) -> Table:
 
 
 def _verdict(side: dict[str, Any]) -> str:
-    calls = " / ".join(_text(side.get(key)) for key in ("call1", "call2") if side.get(key) is not None)
-    return f"{_text(side.get('winner') or side.get('verdict'))} ({calls})"
-
-
-def _reply(raw: Any) -> str | None:
-    if raw is None:
-        return None
-    text = str(raw)
-    return text if len(text) <= MAX_REPLY_CHARS else text[:MAX_REPLY_CHARS] + f" … ({len(text):,} characters)"
-
-
-def _text(value: Any) -> str:
-    return "" if value is None else str(value)
+    calls = " / ".join(text(side.get(key)) for key in ("call1", "call2") if side.get(key) is not None)
+    return f"{text(side.get('winner') or side.get('verdict'))} ({calls})"
 
 
 def render_compare_page(comparisons: Sequence[tuple[str, Comparison]], heading: str) -> str:

@@ -98,6 +98,19 @@ def text(value: Any) -> str:
     return "" if value is None else str(value)
 
 
+MAX_REPLY_CHARS = 4000  # a reply on a page is cut here; the whole reply stays in verdicts.jsonl
+
+
+def shortened_reply(raw: Any) -> str | None:
+    """A judge's reply as a page shows it: cut to MAX_REPLY_CHARS, saying how much more verdicts.jsonl holds."""
+    if raw is None:
+        return None
+    reply = str(raw)
+    if len(reply) <= MAX_REPLY_CHARS:
+        return reply
+    return reply[:MAX_REPLY_CHARS] + f"… ({len(reply) - MAX_REPLY_CHARS} more characters in verdicts.jsonl)"
+
+
 # ---------------------------------------------------------------- tables
 
 

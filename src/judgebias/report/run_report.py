@@ -34,6 +34,7 @@ from judgebias.report.pages import (
     rate,
     read_json,
     render_page,
+    shortened_reply,
     shown,
     text,
     with_ci,
@@ -43,7 +44,6 @@ from judgebias.report.svg import POSITION_SEGMENTS, VERDICT_SEGMENTS, Bar, Point
 
 __all__ = ["MAX_TABLE_ROWS", "render_report", "write_report"]
 
-MAX_REPLY_CHARS = 4000
 VERDICT_KEYS = ("1", "tie", "2", "error")  # in the order of VERDICT_SEGMENTS
 
 
@@ -414,9 +414,7 @@ def _verdict_name(value: Any, missing: str = "") -> str:
 
 def _reply(title: str, raw: Any, error: Any, cached: Any) -> ReplyBlock:
     """One call's block: its reply cut to MAX_REPLY_CHARS (the whole reply stays in verdicts.jsonl) and error."""
-    reply = None if raw is None else str(raw)
-    if reply is not None and len(reply) > MAX_REPLY_CHARS:
-        reply = reply[:MAX_REPLY_CHARS] + f"… ({len(reply) - MAX_REPLY_CHARS} more characters in verdicts.jsonl)"
+    reply = shortened_reply(raw)
     return ReplyBlock(title, " (from the cache)" if cached else "", reply, str(error) if error else None)
 
 
