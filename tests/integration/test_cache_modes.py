@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -188,3 +189,26 @@ def test_a_rerun_answered_wholly_from_the_cache_says_how_old_the_replies_are(
     assert re.search(r"replies stored \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC.* \(the oldest \d+ s ago\)", note), note
     assert "cache.mode=refresh" in note and note in [f"  note: {n}" for n in second.summary()["notes"]]
     assert "came from the cache" not in first.stdout + refreshed.stdout
+
+
+def test_an_undeclared_model_behind_no_gateway_asks_nothing_more_and_a_rerun_loads_no_sdk(
+    cli_here: InProcessCli, server: Any
+) -> None:
+    """Replies naming a model nobody declared, from a server that is no gateway: the run asks for no deployment
+    list (the server's own count: only the judge calls), and the cached rerun never imports the openai SDK."""
+    judge = server(policy="hash", served_model="another-model")
+    first = cli_here(*local(judge))
+    assert 0 == first.code, first
+    assert ["another-model"] == first.summary()["answered_unexpected"]
+    assert (CALLS, 0) == (judge.stats()["requests"], judge.stats()["other_requests"])
+
+    probe = (
+        "import sys\nfrom judgebias.run import main\nsys.argv = ['judgebias.run', *sys.argv[1:]]\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\nprint('openai' in sys.modules, file=sys.stderr)\n"
+    )
+    overrides = [*local(judge), f"cache.dir={cli_here.cache_dir}", f"hydra.run.dir={cli_here.tmp_path / 'rerun'}"]
+    done = subprocess.run(
+        [sys.executable, "-c", probe, *overrides], capture_output=True, text=True, env=cli_here.env, timeout=240
+    )
+    assert done.stderr.strip().splitlines()[-1] == "False", done.stderr[-2000:]
+    assert CALLS == judge.stats()["requests"] and 0 == judge.stats()["other_requests"]

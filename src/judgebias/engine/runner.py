@@ -275,7 +275,10 @@ def run_experiment(
     gateway_failed = sum(judging.backend.gateway_retries_failed for judging in judgings)
     summary["gateway_retries"] = int(summary.get("gateway_retries") or 0) + gateway_failed
     summary["gateway_errors_retries_unknown"] = sum(judging.backend.gateway_errors_unknown for judging in judgings)
-    summary["routed_elsewhere"] = _routed_elsewhere(judgings, per_judge) if summary.get("answered_unexpected") else None
+    # Asked only when a name nobody declared answered through a gateway, and never under cache.mode=only, which
+    # opens no connection: a plain or cached run without such a name loads no SDK and sends nothing for it.
+    ask = summary.get("answered_unexpected") and config.cache.mode != CacheMode.only
+    summary["routed_elsewhere"] = _routed_elsewhere(judgings, per_judge) if ask else None
     if spending.unused.attempts:
         unused = spending.unused.record()
         summary["billed_unused"] = unused
@@ -340,13 +343,24 @@ def _orders(backend: Backend, item: Item) -> tuple[int, ...]:
     return (1,) if backend.one_order(item) else (1, 2)
 
 
+GATEWAY_ORIGIN = frozenset({"deployment", "deployment_id", "api_base"})  # origin fields only a gateway reports
+
+
+def _through_a_gateway(rows: Sequence[ItemResult]) -> bool:
+    """Whether a reply of these rows (sent now or cached) named a gateway's deployment."""
+    return any(GATEWAY_ORIGIN & (call.origin or {}).keys() for row in rows for call in row.calls)
+
+
 def _routed_elsewhere(judgings: Sequence[Judging], per_judge: Mapping[str, list[ItemResult]]) -> dict[str, Any] | None:
-    """For each judge whose calls a name nobody declared answered, whether its model is one the gateway itself
-    serves (its model list, asked once now): then the gateway routed the run elsewhere (an alias shadowing it)."""
+    """For each judge whose calls a name nobody declared answered through a gateway, whether its model is one the
+    gateway itself serves (its model list, asked once now): then the gateway routed the run elsewhere (an
+    alias shadowing it)."""
     found = {}
     for judging in judgings:
-        config = judging.config
-        names = judge_origin(per_judge[judging.name], config.model, config.other_models())["answered_unexpected"]
+        config, rows = judging.config, per_judge[judging.name]
+        if not _through_a_gateway(rows):  # no gateway named a deployment: nothing to ask, no SDK import
+            continue
+        names = judge_origin(rows, config.model, config.other_models())["answered_unexpected"]
         routed = routed_elsewhere(config.model, names, judging.backend.gateway_routes()) if names else None
         if routed is not None:
             found[judging.name] = routed
