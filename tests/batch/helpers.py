@@ -7,10 +7,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from openai import OpenAI
-
+from judgebias.backends.openai import OpenAIJudge
+from judgebias.backends.openai_batch import OpenAIBatches
 from judgebias.batch.batcher import Batcher, Ledger
 from judgebias.cache import ReplyCache
+from judgebias.config.schema import BackendKind, JudgeConfig, RubricConfig
 from judgebias.devserver.server import RunningServer
 
 
@@ -43,7 +44,14 @@ def reply_text(body: Mapping[str, Any], key: str) -> dict[str, Any]:
 def batcher(server: RunningServer, tmp_path: Path, **settings: Any) -> tuple[Batcher, ReplyCache]:
     """A Batcher at `server` with its ledger and cache under tmp_path (polling every 0.05 s unless told)."""
     cache = ReplyCache(str(tmp_path / "cache"), "use")
-    client = OpenAI(base_url=server.url, api_key="test-key", max_retries=0)
     settings = {"poll_seconds": 0.05} | settings
-    made = Batcher(client, server.url, Ledger(tmp_path / "cache" / "batches"), cache.put, reply_text, **settings)
+    made = Batcher(transport(server), Ledger(tmp_path / "cache" / "batches"), cache.put, reply_text, **settings)
     return made, cache
+
+
+def transport(server: RunningServer) -> OpenAIBatches:
+    """OpenAI's Batch API at `server`, as a live judge of that endpoint sends batches (no key: none is needed)."""
+    judge = JudgeConfig(
+        backend=BackendKind.openai, name="j", model="local-model", base_url=server.url, api_key_env=None
+    )
+    return OpenAIBatches(OpenAIJudge(judge, RubricConfig(name="r", system="s", user="u")))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 from openai import OpenAI
@@ -107,10 +106,11 @@ def test_a_batch_failing_validation_stops_with_its_id_and_line_errors(tmp_path: 
         assert "line 1: model_not_found" in message and "line 2: model_not_found" in message
 
 
-def _lines(count: int) -> list[Any]:
+def _lines(count: int) -> list[tuple[str, bytes]]:
+    from judgebias.backends.openai_batch import input_line
     from judgebias.batch import files as batchfile
 
-    return [batchfile.input_line(key, body) for key, body in calls(count)]
+    return [(batchfile.custom_id(key), input_line(batchfile.custom_id(key), body)) for key, body in calls(count)]
 
 
 def test_a_batch_the_endpoint_forgot_is_dropped_and_its_lines_sent_again(tmp_path: Path) -> None:

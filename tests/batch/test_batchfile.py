@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from judgebias.backends import openai_batch
 from judgebias.batch import files as batchfile
 from judgebias.core.errors import UserError
 
@@ -21,25 +22,25 @@ def test_custom_id_is_derived_from_the_cache_key_and_read_back() -> None:
 def test_input_line_is_a_post_to_the_chat_endpoint_with_the_live_body() -> None:
     """An input line carries the body exactly as given, POSTed to /v1/chat/completions, on one line."""
     body = {"model": "m", "messages": [{"role": "user", "content": "é\nx"}], "max_tokens": 4}
-    line = batchfile.input_line(KEY, body)
+    line = openai_batch.input_line(batchfile.custom_id(KEY), body)
     assert line.endswith(b"\n") and 1 == line.count(b"\n")
     assert {"custom_id": "jb-" + KEY, "method": "POST", "url": "/v1/chat/completions", "body": body} == json.loads(line)
 
 
 def test_split_respects_the_line_count_and_the_byte_limit() -> None:
     """No file holds more than max_lines lines or max_bytes bytes; the order of lines is kept."""
-    lines = [b"x" * 10 + b"\n"] * 7
-    assert [3, 3, 1] == [len(f) for f in batchfile.split(lines, 3)]
+    lines = [(f"id-{i}", b"x" * 10 + b"\n") for i in range(7)]
+    assert [3, 3, 1] == [len(f) for f in batchfile.split(lines, 3, 10_000)]
     assert [2, 2, 2, 1] == [len(f) for f in batchfile.split(lines, 50_000, max_bytes=22)]
-    assert lines == [line for f in batchfile.split(lines, 2) for line in f]
+    assert lines == [line for f in batchfile.split(lines, 2, 10_000) for line in f]
 
 
 def test_split_refuses_a_line_larger_than_a_file_and_a_zero_batch_size() -> None:
     """A single line over the byte limit, or batch_size 0, is a user error, not an endless loop."""
-    with pytest.raises(UserError, match="more than a batch file may hold"):
-        list(batchfile.split([b"x" * 100], 10, max_bytes=50))
+    with pytest.raises(UserError, match="more than a batch may hold"):
+        list(batchfile.split([("a", b"x" * 100)], 10, max_bytes=50))
     with pytest.raises(UserError, match=r"judge\.batch_size=0"):
-        list(batchfile.split([b"x"], 0))
+        list(batchfile.split([("a", b"x")], 0, 10_000))
 
 
 def test_read_results_gives_bodies_and_the_providers_reasons() -> None:
@@ -62,7 +63,7 @@ def test_read_results_gives_bodies_and_the_providers_reasons() -> None:
         {"id": "4", "custom_id": "vllm", "response": {"status_code": 400, "request_id": "r"}, "error": "bad prompt"},
     ]
     text = "\n".join(json.dumps(row) for row in rows) + "\n"
-    results = batchfile.read_results(text, "out.jsonl")
+    results = openai_batch.read_results(text, "out.jsonl")
     assert [("ok", 1, reply, None)] == [(r.custom_id, r.line, r.body, r.error) for r in results[:1]]
     assert ["HTTP 500 server error", "batch_expired: too late", "HTTP 400 bad prompt"] == [r.error for r in results[1:]]
 
@@ -70,9 +71,9 @@ def test_read_results_gives_bodies_and_the_providers_reasons() -> None:
 def test_read_results_names_the_file_and_line_of_a_broken_line() -> None:
     """A line that is not JSON, or has no custom_id, is refused with the file and line number."""
     with pytest.raises(UserError, match=r"^out.jsonl:2: not valid JSON"):
-        batchfile.read_results('{"custom_id": "a", "response": null, "error": "x"}\n{oops\n', "out.jsonl")
+        openai_batch.read_results('{"custom_id": "a", "response": null, "error": "x"}\n{oops\n', "out.jsonl")
     with pytest.raises(UserError, match=r"^out.jsonl:1: custom_id is missing"):
-        batchfile.read_results('{"id": "a"}\n', "out.jsonl")
+        openai_batch.read_results('{"id": "a"}\n', "out.jsonl")
 
 
 def test_validation_report_names_the_batch_and_each_line() -> None:

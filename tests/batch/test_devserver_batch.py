@@ -9,6 +9,7 @@ import openai
 import pytest
 from openai import OpenAI
 
+from judgebias.backends.openai_batch import input_line
 from judgebias.batch import files as batchfile
 from judgebias.devserver.batch import BatchOptions
 from judgebias.devserver.server import ServerOptions, options_from_args, start_server
@@ -17,7 +18,7 @@ from tests.batch.helpers import calls
 
 def upload(client: OpenAI, count: int, purpose: str = "batch") -> str:
     """Upload `count` input lines; return the file id."""
-    data = b"".join(batchfile.input_line(key, body) for key, body in calls(count))
+    data = b"".join(input_line(batchfile.custom_id(key), body) for key, body in calls(count))
     return client.files.create(file=("in.jsonl", data), purpose=purpose).id  # type: ignore[arg-type]
 
 
@@ -25,7 +26,7 @@ def test_an_uploaded_file_reads_back_byte_for_byte() -> None:
     """files.create(purpose=batch) stores the upload; files.content returns the same bytes."""
     with start_server(ServerOptions()) as server:
         client = OpenAI(base_url=server.url, api_key="k", max_retries=0)
-        data = b"".join(batchfile.input_line(key, body) for key, body in calls(3))
+        data = b"".join(input_line(batchfile.custom_id(key), body) for key, body in calls(3))
         made = client.files.create(file=("in.jsonl", data), purpose="batch")
         assert ("batch", len(data), "in.jsonl") == (made.purpose, made.bytes, made.filename)
         assert data == client.files.content(made.id).content

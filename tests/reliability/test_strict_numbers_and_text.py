@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from judgebias.batch.files import read_results
+from judgebias.backends.openai_batch import read_results
 from judgebias.core.errors import UserError
 from judgebias.core.parsing import parse_reply
 from judgebias.devserver.server import RunningServer

@@ -8,7 +8,8 @@ the backend directly and never probe for attributes. A paid backend (its calls c
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from judgebias.backends.pacing import Fleet
@@ -18,13 +19,44 @@ from judgebias.core.record import Reply, Request, key_input
 FleetSource = Callable[[str, float | None, float | None], Fleet | None]  # (scope, rpm, tpm) -> shared quota
 
 
+class BatchForgotten(Exception):
+    """The provider no longer has a batch (or the input staged for it): a reset server, a deleted batch."""
+
+
+@dataclass(frozen=True)
+class BatchState:
+    """A submitted batch as its provider reports it, in terms every provider can be read in."""
+
+    id: str
+    status: str  # the provider's own word for it (shown to the user, kept in summary.json)
+    ended: bool  # nothing in it will change any more
+    completed: int = 0  # lines answered
+    failed: int = 0  # lines that ended with an error
+    rejected: tuple[Mapping[str, Any], ...] | None = None  # refused before running: each line's error (line, code,
+    # message, param); None when it ran
+    results: tuple[str, ...] = ()  # where its lines' results are read from (the provider's file ids or URLs)
+
+
+@dataclass(frozen=True)
+class BatchLine:
+    """One call's result read back from a batch: the provider's response body, or its reason there is none."""
+
+    custom_id: str
+    body: dict[str, Any] | None
+    error: str | None
+    line: int = 0  # 1-based line number in the file it was read from (0: not read from a file)
+
+
 class BatchTransport(Protocol):
-    """What batch mode needs of a provider: its client and endpoint, the body a batch line sends, a reply read back."""
+    """How one provider runs batches; batch/ (the ledger, splitting, polling, the pre-pass) knows nothing else.
 
-    endpoint: str
+    A submission is `stage` (the input kept apart from the batch, where the provider does: its id goes in the ledger
+    before the batch exists) then `create`; `adopt` finds the batch an interrupted run created for a staged input,
+    so a rerun never pays twice. `create` and `retrieve` raise BatchForgotten when the provider no longer has it.
+    """
 
-    def client(self) -> Any:
-        """The provider's SDK client (its Batch and Files APIs)."""
+    endpoint: str  # where the batches go (a batch id means nothing at another endpoint)
+    max_bytes: int  # the most one batch's encoded lines may hold
 
     def batch_body(self, messages: list[dict[str, str]], sample: int = 0) -> dict[str, Any]:
         """The request body one batch line carries for one call (ask `sample` of its order): a live call's body,
@@ -32,6 +64,28 @@ class BatchTransport(Protocol):
 
     def reply_from_json(self, body: Mapping[str, Any], request: Request) -> Reply:
         """A reply read from the response body a batch line returned."""
+
+    def encode(self, line_id: str, body: Mapping[str, Any]) -> bytes:
+        """One call as the provider's batch input holds it."""
+
+    def stage(self, name: str, lines: list[bytes]) -> str | None:
+        """Put a batch's input where the provider keeps it apart from the batch; its id, or None (sent inline)."""
+
+    def create(self, name: str, staged: str | None, lines: list[bytes]) -> BatchState:
+        """Start the batch `name` of a staged input (or of `lines`, when nothing was staged)."""
+
+    def adopt(self, name: str, staged: str | None) -> BatchState | None:
+        """The batch an interrupted run created for `name` (or its staged input), if the provider has one."""
+
+    def retrieve(self, batch_id: str) -> BatchState:
+        """The batch's state now."""
+
+    def results(self, state: BatchState) -> Iterable[BatchLine]:
+        """Every line's result of an ended batch."""
+
+    def control_failure(self, error: BaseException) -> str | None:
+        """A one-line reason when `error` is the provider's own (a refused upload, a batch route that fails), never
+        holding a credential; None for any other error."""
 
 
 class AttemptMeter(Protocol):

@@ -23,6 +23,7 @@ from typing import Any
 from judgebias.backends.base import AttemptMeter, Backend, BatchTransport, FleetSource
 from judgebias.backends.chat_reply import DEPLOYMENT_ID_HEADER, RETRIES_HEADER, reply_of_body, reply_of_text
 from judgebias.backends.completions import completion_body, completion_cache_request, completion_reply
+from judgebias.backends.openai_batch import OpenAIBatches
 from judgebias.backends.pacing import Pacer
 from judgebias.backends.retry import LONG_WAIT, call_with_retries, retry_after
 from judgebias.backends.waits import announced_wait, format_seconds, window_exhausted
@@ -491,9 +492,13 @@ class OpenAIJudge(Backend):
         """The one-line reason of an SDK error, with the request's credentials redacted."""
         return explain(error)
 
+    def is_api_error(self, error: BaseException) -> bool:
+        """Whether `error` is one of the SDK's API errors (status, connection, timeout)."""
+        return isinstance(error, api_error())
+
     def batch_transport(self) -> BatchTransport:
-        """The live judge sends batches itself: the same client, bodies and reply reading as a live call."""
-        return self
+        """OpenAI's Batch API at the judge's endpoint: the same client, bodies and reply reading as a live call."""
+        return OpenAIBatches(self)
 
     def describe(self) -> str:
         """The judge and endpoint, for error messages (never the key)."""

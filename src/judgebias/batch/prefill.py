@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from judgebias.backends import BatchGaps, Call, Judging
+from judgebias.backends import BatchGaps, Call, Judging, openai_batch
 from judgebias.backends.base import BatchTransport
 from judgebias.batch import files as batchfile
 from judgebias.cache import ReplyStore
@@ -149,8 +149,7 @@ def _batch(
         return []
     judging.check_key_once()
     batcher = Batcher(
-        backend.client(),
-        backend.endpoint,
+        backend,
         Ledger(cache.directory / "batches"),
         cache.put,
         lambda body, key: _stored(judging, body, misses[key]),
@@ -179,7 +178,8 @@ def _export(judging: Judging, misses: dict[str, Request], out_dir: Path) -> None
     path = out_dir / "batch_input.jsonl"
     with path.open("wb") as file:
         for key, request in misses.items():
-            file.write(batchfile.input_line(key, backend.batch_body(request.messages, request.sample)))
+            body = backend.batch_body(request.messages, request.sample)
+            file.write(openai_batch.input_line(batchfile.custom_id(key), body))
     output = path.with_name("batch_output.jsonl")
     raise BatchPending(
         f"judge {judging.name!r}: {len(misses)} calls written to {path}\n"
@@ -204,7 +204,7 @@ def _import(
         raise UserError(f"judge.batch_file={path}: cannot read it ({error.strerror})") from None
     except UnicodeDecodeError as error:
         raise UserError(f"judge.batch_file={path}: not UTF-8 text (byte {error.start + 1})") from None
-    lines = batchfile.read_results(text, str(path))
+    lines = openai_batch.read_results(text, str(path))
     # A file the user hands in proves no provider sent its replies (anyone can write one): each reply is marked in
     # the cache as imported, like a bundle's, so every later run, export and report says so.
     request = judging.backend.cache_request([])
