@@ -36,28 +36,16 @@ from judgebias.cli.config_errors import (
     held_stderr,
     unknown_key_message,
 )
+from judgebias.cli.ending import EXIT_INTERRUPTED, Ending, ending_of_error, ending_of_summary
 from judgebias.cli.pasted import pasted_secret_error
 from judgebias.cli.rundir import REUSE_FLAG, refused_folder, register_resolver
 from judgebias.cli.schemas import register_schemas
 from judgebias.cli.termination import stop_on_sigterm
 from judgebias.config.schema import Config
-from judgebias.core.errors import (
-    EXIT_BATCH_PENDING,
-    EXIT_USER_ERROR,
-    BatchPending,
-    CacheFull,
-    SecretInConfig,
-    Stopped,
-    UserError,
-)
+from judgebias.core.errors import EXIT_USER_ERROR, SecretInConfig, UserError
 from judgebias.core.record import SUMMARY_SCHEMA_VERSION
 from judgebias.core.redaction import REDACTED, RedactingFilter, Redactor, replace_secrets
 from judgebias.io.files import write_json, write_text_atomic
-
-EXIT_CALLS_FAILED = 1
-EXIT_BUDGET = 3  # stopped at the spending cap (status budget): everything written, a higher cap continues
-EXIT_CRASHED = 1
-EXIT_INTERRUPTED = startup.EXIT_INTERRUPTED
 
 
 def to_config(cfg: DictConfig) -> Config:
@@ -105,59 +93,28 @@ def job(cfg: DictConfig) -> int:
             config = to_config(cfg)
             keep_secrets_out(out_dir, Redactor.for_config(dataclasses.asdict(config)))
             summary = run_experiment(config, out_dir, overrides=HydraConfig.get().overrides.task)
-    except UserError as error:
+    except BaseException as error:
+        ending = ending_of_error(error, multirun=multirun)
+        if ending is None:
+            raise
         if isinstance(error, SecretInConfig):
             pasted = error.secret
             scrub(out_dir, lambda text: text.replace(pasted, REDACTED))
-        print(f"judgebias: error: {error}", file=sys.stderr)
-        if not (isinstance(error, CacheFull) and error.run_written):  # its summary counts every paid reply
-            write_json(out_dir / "summary.json", _failure(cfg, str(error)))
-        return EXIT_USER_ERROR
-    except Stopped:
-        reason = "stopped by SLURM (scancel or the time limit) before it finished"
-        print(f"judgebias: {reason}: every reply received so far is in the cache; rerun to resume", file=sys.stderr)
-        write_json(out_dir / "summary.json", _failure(cfg, reason))
-        return EXIT_CALLS_FAILED if multirun else EXIT_INTERRUPTED
-    except BatchPending as pending:
-        print(f"judgebias: {pending}")
-        if multirun:
-            write_json(out_dir / "summary.json", _failure(cfg, str(pending)) | {"status": "pending"})
-        return EXIT_BATCH_PENDING
-    except KeyboardInterrupt:
-        print(
-            "\njudgebias: interrupted: every reply received so far is in the cache; rerun the same command to resume "
-            "(python -m judgebias.runs clean removes the folders of runs that hold no result)",
-            file=sys.stderr,
-        )
-        if HydraConfig.get().mode == RunMode.MULTIRUN:
-            write_json(out_dir / "summary.json", _failure(cfg, "interrupted"))
-        return EXIT_INTERRUPTED
-    except Exception as error:
-        if HydraConfig.get().mode != RunMode.MULTIRUN:
-            raise
-        # A launcher re-raises a job's exception after the sweep and then skips the end-of-sweep table.
-        traceback.print_exc()
-        write_json(out_dir / "summary.json", _failure(cfg, f"{type(error).__name__}: {error}"))
-        return EXIT_CRASHED
+        return _end(ending, cfg, out_dir)
     if not multirun:
         _say_where(out_dir)
-    if summary.get("status") == "budget":
-        print(
-            f"judgebias: stopped at the spending cap: {summary['budget']['calls_not_sent']} calls were not sent "
-            "(everything received is written and cached); rerun with a higher max_cost_usd / max_tokens_total to "
-            "continue without paying twice",
-            file=sys.stderr,
-        )
-        return EXIT_BUDGET
-    if summary.get("failed_calls"):
-        print(
-            f"judgebias: {summary['failed_calls']} calls failed after their retries "
-            f"(errors_call1={summary.get('errors_call1')}, errors_call2={summary.get('errors_call2')}; reasons in "
-            f"verdicts.jsonl); rerun the same command to retry only those",
-            file=sys.stderr,
-        )
-        return EXIT_CALLS_FAILED
-    return 0
+    return _end(ending_of_summary(summary), cfg, out_dir)
+
+
+def _end(ending: Ending, cfg: DictConfig, out_dir: Path) -> int:
+    """Say how the job ended, write its failure record as summary.json if it has one (once), return its exit code."""
+    if ending.traceback:
+        traceback.print_exc()
+    if ending.message is not None:
+        print(ending.message, file=sys.stdout if ending.to_stdout else sys.stderr)
+    if ending.failure is not None:
+        write_json(out_dir / "summary.json", _failure(cfg, ending.failure) | {"status": ending.status})
+    return ending.code
 
 
 def _say_where(out_dir: Path) -> None:

@@ -104,12 +104,15 @@ def test_calls_failing_after_their_retries_are_errors_and_a_rerun_makes_only_tho
     assert 0 < failed < 16
     assert 1 + 1 == flaky.stats()["max_per_body"]  # judge.max_retries=1: two attempts, no more
     assert failed == summary["errors_call1"] + summary["errors_call2"]
+    assert {"transient": failed} == summary["failed_by_kind"]
     lines = verdict_lines(first.run_dir)
     assert f"errors_call1={summary['errors_call1']}, errors_call2={summary['errors_call2']}" in first.stderr
     for line in lines:
         errors = [line.get(f"error{order}") for order in (1, 2) if line[f"call{order}"] == "error"]
         assert len(errors) == [line["call1"], line["call2"]].count("error")
         assert all("HTTP 500" in error and "2 attempts" in error for error in errors), line
+        kinds = [line.get(f"failure{order}") for order in (1, 2) if line[f"call{order}"] == "error"]
+        assert ["transient"] * len(errors) == kinds  # a 500 from the server, retried and still failing
         if errors:
             assert "error" == line["verdict"]  # never a silent tie
     assert (first.run_dir / "summary.json").exists() and not (first.run_dir / "verdicts.jsonl.part").exists()

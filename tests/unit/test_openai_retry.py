@@ -13,8 +13,7 @@ import httpx2
 import openai
 import pytest
 
-from judgebias.backends.openai import explain, is_permanent, is_throttled, is_transient
-from judgebias.backends.retry import retry_after
+from judgebias.backends.openai import classify, explain, is_permanent, is_throttled, is_transient, retry_after
 from judgebias.core.errors import TruncatedReply
 from judgebias.core.record import Reply
 
@@ -130,3 +129,37 @@ def test_explain_never_repeats_a_credential_sent_in_an_extra_header() -> None:
     reason = explain(client._make_status_error_from_response(response))
 
     assert secret not in reason and "[redacted]" in reason
+
+
+@pytest.mark.parametrize(
+    ("error", "kind", "wait"),
+    [
+        pytest.param(
+            status_error(429, {"error": {"message": "slow"}}, {"retry-after": "2"}), "rate_limit", 2.0, id="429"
+        ),
+        pytest.param(status_error(503, {}, {"retry-after-ms": "500"}), "rate_limit", 0.5, id="503-with-a-wait"),
+        pytest.param(status_error(500, {"error": {"message": "boom"}}), "transient", None, id="500"),
+        pytest.param(openai.APITimeoutError(request=httpx2.Request("POST", URL)), "timeout", None, id="timeout"),
+        pytest.param(connection_error(), "unreachable", None, id="refused"),
+        pytest.param(status_error(401, {"error": {"message": "bad key"}}), "permanent", None, id="401"),
+        pytest.param(
+            status_error(429, {"error": {"message": "no credit", "code": "insufficient_quota"}}),
+            "permanent",
+            None,
+            id="quota",
+        ),
+        pytest.param(
+            status_error(400, {"error": {"message": "context length exceeded", "code": "context_length_exceeded"}}),
+            "failed",
+            None,
+            id="context-overflow",
+        ),
+        pytest.param(ValueError("ours"), "failed", None, id="not-the-sdks"),
+    ],
+)
+def test_one_decision_per_error_names_its_kind_wait_and_reason(error: Exception, kind: str, wait: float | None) -> None:
+    """What the retries, the call's error and summary.json's failed_by_kind all read: one decision per error."""
+    failure = classify(error)
+    assert (kind, wait) == (failure.kind, failure.wait)
+    assert failure.retried == (kind in ("rate_limit", "transient", "timeout", "unreachable"))
+    assert explain(error) == failure.reason and "sk-test-secret" not in failure.reason

@@ -8,7 +8,7 @@ from judgebias.backends.base import Backend
 from judgebias.backends.pacing import Pacer
 from judgebias.backends.retry import call_with_retries
 from judgebias.config.schema import JudgeConfig
-from judgebias.core.errors import FatalJudgeError
+from judgebias.core.errors import Failure, FailureKind, FatalJudgeError
 from judgebias.core.record import Reply, Request
 
 CONFIG = JudgeConfig(backend="openai", name="p", model="m", max_retries=3, retry_backoff=0.0, retry_backoff_max=0.0)  # type: ignore[arg-type]
@@ -39,14 +39,15 @@ class Provider(Backend):
             raise self.failures.pop(0)
         return Reply(text="A")
 
-    def should_retry(self, error: BaseException) -> bool:
-        return isinstance(error, Busy)
-
-    def is_permanent(self, error: BaseException) -> bool:
-        return isinstance(error, Revoked)
-
-    def explain(self, error: BaseException) -> str:
-        return f"provider said {error}"
+    def classify(self, error: BaseException) -> Failure:
+        kind = (
+            FailureKind.transient
+            if isinstance(error, Busy)
+            else FailureKind.permanent
+            if isinstance(error, Revoked)
+            else FailureKind.failed
+        )
+        return Failure(kind, f"provider said {error}")
 
     def describe(self) -> str:
         return "judge 'p'"
@@ -60,7 +61,7 @@ def run(provider: Provider) -> Reply:
         provider,
         CONFIG,
         Pacer(None, None),
-        on_retry=lambda e, s: retried.append(s),
+        on_retry=lambda e, f, s: retried.append(s),
         sleep=lambda s: None,
     )
 
@@ -81,7 +82,7 @@ def test_the_retry_budget_is_the_judges() -> None:
 
 
 def test_an_error_the_provider_does_not_retry_is_raised_at_once() -> None:
-    """An error the provider's should_retry refuses is not retried."""
+    """An error the provider does not call worth another attempt is not retried."""
     provider = Provider([ValueError("bad reply")])
     with pytest.raises(ValueError):
         run(provider)

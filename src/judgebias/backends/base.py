@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from judgebias.backends.pacing import Fleet
+from judgebias.core.errors import Failure, FailureKind
 from judgebias.core.item import Item
 from judgebias.core.record import Reply, Request, key_input
 
@@ -142,21 +143,10 @@ class Backend(ABC):
         (None: not shared); free backends send nothing to pace."""
         return None
 
-    def should_retry(self, error: BaseException) -> bool:
-        """Whether another attempt could succeed (backends/retry.py asks; a free backend never retries)."""
-        return False
-
-    def is_permanent(self, error: BaseException) -> bool:
-        """Whether no call of this judge can succeed after `error` (bad key, unknown model): the judge stops."""
-        return False
-
-    def is_unreachable(self, error: BaseException) -> bool:
-        """Whether `error` says nothing listens at the endpoint (retried only briefly before any reply)."""
-        return False
-
-    def explain(self, error: BaseException) -> str:
-        """A one-line reason for `error`, never holding a credential."""
-        return f"{type(error).__name__}: {error}"
+    def classify(self, error: BaseException) -> Failure:
+        """What `error` means (backends/retry.py, the call's error and summary.json ask): a free backend's error is
+        its call's alone, never retried."""
+        return Failure(FailureKind.failed, f"{type(error).__name__}: {error}")
 
     def batch_transport(self) -> BatchTransport | None:
         """How this backend sends calls as a batch; None: it has no batch support (batch modes refuse it)."""

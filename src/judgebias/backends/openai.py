@@ -25,7 +25,7 @@ from judgebias.backends.chat_reply import DEPLOYMENT_ID_HEADER, RETRIES_HEADER, 
 from judgebias.backends.completions import completion_body, completion_cache_request, completion_reply
 from judgebias.backends.openai_batch import OpenAIBatches
 from judgebias.backends.pacing import Pacer
-from judgebias.backends.retry import LONG_WAIT, call_with_retries, retry_after
+from judgebias.backends.retry import LONG_WAIT, call_with_retries
 from judgebias.backends.waits import announced_wait, format_seconds, window_exhausted
 from judgebias.config.checks import check_judge
 from judgebias.config.schema import JudgeApi, JudgeConfig, RubricConfig, TokenBudgetParam
@@ -33,6 +33,8 @@ from judgebias.core.completion import bare_token, probability_of, render_complet
 from judgebias.core.errors import (
     CacheUnavailable,
     CallFailed,
+    Failure,
+    FailureKind,
     FatalJudgeError,
     SpendingCapReached,
     TruncatedReply,
@@ -344,11 +346,12 @@ class OpenAIJudge(Backend):
         except CacheUnavailable:
             raise  # the shared quota's Redis is gone: the run stops, this call was not sent
         except Exception as error:
-            if self.is_unreachable(error) and not self.reached:
+            failure = classify(error)
+            if failure.kind == FailureKind.unreachable and not self.reached:
                 # Nothing has ever come back: the endpoint is down or wrong, and every other call would fail too.
-                raise FatalJudgeError(f"{self.describe()}: {explain(error)}") from None
+                raise FatalJudgeError(f"{self.describe()}: {failure.reason}") from None
             outcome = error.reply.outcome if isinstance(error, UnusableReply) else None
-            raise CallFailed(f"{explain(error)} (after {_attempts_text(error, sent)})", outcome) from None
+            raise CallFailed(f"{failure.reason} (after {_attempts_text(error, sent)})", outcome, failure.kind) from None
         self.reached = True
         return reply
 
@@ -449,7 +452,7 @@ class OpenAIJudge(Backend):
     def _unreadable(self, reply: Reply, request: Request) -> bool:
         return read_reply(reply, request.view, self.rubric, first_token=self.first_token) == "invalid"
 
-    def _on_retry(self, error: BaseException, seconds: float) -> None:
+    def _on_retry(self, error: BaseException, failure: Failure, seconds: float) -> None:
         """Count the retry (and a timeout's possible double bill); say on the terminal what is retried and why."""
         timeout = may_have_been_billed(error)
         now = time.monotonic()
@@ -461,7 +464,7 @@ class OpenAIJudge(Backend):
             if show:
                 self._noticed[kind] = now
         if show:
-            reason = explain(error)
+            reason = failure.reason
             sys.stderr.write(f"judgebias: {self.describe()}: {reason}; retrying in {format_seconds(seconds)}\n")
             sys.stderr.flush()
 
@@ -475,18 +478,9 @@ class OpenAIJudge(Backend):
         if fleet is not None:
             self.pacer.fleet = fleet
 
-    def should_retry(self, error: BaseException) -> bool:
-        """The SDK's transient errors (rate limits, 5xx, timeouts, dropped connections) and retryable replies."""
-        return is_transient(error)
-
-    def is_permanent(self, error: BaseException) -> bool:
-        """Bad key, no permission, unknown model, bad request, exhausted quota: stop the judge."""
-        return is_permanent(error)
-
-    def is_unreachable(self, error: BaseException) -> bool:
-        """A refused or unresolvable connection (not a timeout, nor a reply the HTTP client could not read): nothing
-        listens at judge.base_url."""
-        return type(error) is _sdk().APIConnectionError and protocol_problem(error) is None
+    def classify(self, error: BaseException) -> Failure:
+        """What an SDK error (or a reply refused as transient) means: see `classify` below."""
+        return classify(error)
 
     def explain(self, error: BaseException) -> str:
         """The one-line reason of an SDK error, with the request's credentials redacted."""
@@ -582,6 +576,35 @@ def _attempts_text(error: BaseException, sent: int) -> str:
     asked = retry_after(error)
     requests = f"{sent} attempt{'s' if sent != 1 else ''}"  # requests actually sent
     return f"{requests}, waiting out the announced waits" if asked is not None and asked >= LONG_WAIT else requests
+
+
+def classify(error: BaseException) -> Failure:
+    """The one decision about an error: permanent (the judge stops), or one call's failure that another attempt may
+    cure (a timeout, nothing listening, the server pushing back on the rate, a passing error), or not; with the wait
+    the server announced and the reason, credentials redacted."""
+    reason = explain(error)
+    wait = retry_after(error)
+    if is_permanent(error):
+        return Failure(FailureKind.permanent, reason, wait)
+    if not is_transient(error):
+        return Failure(FailureKind.failed, reason, wait)
+    openai = _sdk()
+    if isinstance(error, openai.APITimeoutError):
+        return Failure(FailureKind.timeout, reason, wait)
+    if type(error) is openai.APIConnectionError and protocol_problem(error) is None:
+        return Failure(FailureKind.unreachable, reason, wait)  # refused or unresolvable: nothing listens
+    if is_throttled(error):
+        return Failure(FailureKind.rate_limit, reason, wait)
+    return Failure(FailureKind.transient, reason, wait)
+
+
+def retry_after(error: BaseException | None) -> float | None:
+    """Seconds the server asked us to wait before retrying, from any header of the error's HTTP response."""
+    response = getattr(error, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    return announced_wait(headers, time.time())
 
 
 def is_transient(error: BaseException) -> bool:

@@ -7,10 +7,42 @@ the way it says.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from enum import StrEnum
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from judgebias.core.record import Reply
+
+
+class FailureKind(StrEnum):
+    """What went wrong with a call: the one classification retries, error messages and summary.json use."""
+
+    rate_limit = "rate_limit"  # the server pushed back on the rate (a 429, or a wait it announced): retried, waited
+    transient = "transient"  # a 5xx, a dropped connection, a reply that looks like a passing error: retried
+    timeout = "timeout"  # no reply within judge.timeout: retried, and the server may have billed the attempt
+    unreachable = "unreachable"  # nothing listens at the endpoint: retried only briefly before any reply
+    permanent = "permanent"  # no call of this judge can succeed (bad key, unknown model): the judge stops
+    failed = "failed"  # this call cannot succeed (a prompt over the context, a replayed failure): not retried
+    not_sent = "not_sent"  # left unsent by the run itself (the spending cap, a full cache)
+    batch = "batch"  # the batch (or the imported file) holds no reply for it
+
+
+RETRIED = frozenset({FailureKind.rate_limit, FailureKind.transient, FailureKind.timeout, FailureKind.unreachable})
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A backend's decision about one error: its kind, the wait the server announced, and a one-line reason."""
+
+    kind: FailureKind
+    reason: str  # never holding a credential
+    wait: float | None = None  # seconds the server asked to wait before another attempt
+
+    @property
+    def retried(self) -> bool:
+        """Whether another attempt could succeed."""
+        return self.kind in RETRIED
 
 
 class UserError(Exception):
@@ -57,9 +89,10 @@ class CacheUnavailable(UserError):
 class CallFailed(Exception):
     """A call that still failed after its retries; the run records it as an explicit error and goes on."""
 
-    def __init__(self, message: str, outcome: str | None = None) -> None:
+    def __init__(self, message: str, outcome: str | None = None, kind: FailureKind = FailureKind.failed) -> None:
         super().__init__(message)
         self.outcome = outcome  # the kind of the last reply when it came back without a verdict (TRANSIENT_OUTCOMES)
+        self.kind = kind  # what its last attempt's error was
 
 
 class TruncatedReply(Exception):

@@ -220,6 +220,7 @@ class CallResult:
     completion_tokens: int = 0
     model: str | None = None  # the model id the server reported
     error: str | None = None  # why the call failed after its retries ("error" label only)
+    failure: str | None = None  # what kind of failure that was (core.errors.FailureKind), with `error`
     probs: dict[str, float] | None = None  # positional label -> probability, when logprobs were returned
     tag_first: str | None = None  # the label shown for the first answer (recorded for random tags)
     tag_second: str | None = None
@@ -255,6 +256,7 @@ class CallResult:
             completion_tokens=self.completion_tokens,
             model=self.model,
             error=self.error,
+            failure=self.failure,
             probs=self.probs,
             tag_first=self.tag_first,
             tag_second=self.tag_second,
@@ -342,6 +344,8 @@ class CallFields(TypedDict, total=False):
     cached2: bool | None
     error1: str
     error2: str
+    failure1: str  # the kind of that failure: rate_limit | transient | timeout | unreachable | permanent | failed | ...
+    failure2: str
     probs1: dict[str, float]
     probs2: dict[str, float]
     labels1: list[str | None]  # the random tags shown (rubric.labels=tags)
@@ -562,6 +566,7 @@ class Summary(TypedDict, total=False):
     normalization: dict[str, Any]
     labels: str
     failed_calls: int
+    failed_by_kind: dict[str, int]  # failed_calls by the kind of failure (core.errors.FailureKind)
     retries: int  # requests retried (live judges)
     timeouts: int  # of those, retried after a client-side timeout: possibly billed twice
     judging_seconds: float

@@ -137,7 +137,7 @@ def _sample_fields(row: ItemResult) -> dict[str, Any]:
 
 
 # A call's fields in a line after raw and cached, each only when set, in this order (CallResult's attribute names).
-_OPTIONAL_CALL_FIELDS = ("error", "probs", "labels", "outcome", "reason", "model", "answered_by", "origin")
+_OPTIONAL_CALL_FIELDS = ("error", "failure", "probs", "labels", "outcome", "reason", "model", "answered_by", "origin")
 # Each call's numbered keys (raw1, cached1, then error1, ... in the order above), spelled once per run.
 _NUMBERED = tuple(
     (f"raw{index}", f"cached{index}", tuple((name, f"{name}{index}") for name in _OPTIONAL_CALL_FIELDS))

@@ -32,6 +32,7 @@ from judgebias.core.errors import (
     CacheFull,
     CacheUnavailable,
     CallFailed,
+    FailureKind,
     FatalJudgeError,
     NotSent,
     RunStopped,
@@ -65,6 +66,7 @@ class Pending:
     future: Future[tuple[Reply, bool]] | None = None  # the reply, and whether another process paid for it
     cached: bool = False  # answered without a request of its own
     error: str | None = None
+    failure: FailureKind | None = None  # what went wrong, with `error`
     batched: bool = False  # answered by a batch collected in this run
 
 
@@ -228,7 +230,7 @@ def run_experiment(
         if prefilled.batched and cache.mode == CacheMode.refresh:
             cache.mode = CacheMode.use  # the batch refreshed every call: the rest of the run reads its replies
         full, imported, stored = FullCache(), ImportedReplies(), StoredTimes()
-        per_judge, combined, failures = _judge_all(
+        per_judge, combined, failed_by_kind = _judge_all(
             config,
             judgings,
             items,
@@ -265,9 +267,10 @@ def run_experiment(
         per_judge,
         combined,
         notes,
-        failures,
+        failed_by_kind.total(),
         elapsed,
         prefilled.batches,
+        failed_by_kind=failed_by_kind,
         retries=sum(judging.backend.retries for judging in judgings),
         timeouts=sum(judging.backend.timeouts for judging in judgings),
         clustering=clustering,
@@ -382,7 +385,7 @@ def _judge_all(
     stored: StoredTimes | None = None,
     spending: _Spending | None = None,
     clustering: Clustering | None = None,
-) -> tuple[dict[str, list[ItemResult]], list[ItemResult], int]:
+) -> tuple[dict[str, list[ItemResult]], list[ItemResult], collections.Counter[str]]:
     """Run every call, finalise items in order as their calls complete, stream verdicts to disk.
 
     Returns each judge's rows, the run's combined rows (the ensemble's merge, made once per item as it is
@@ -395,7 +398,7 @@ def _judge_all(
     progress = Progress(len(items), config.progress, judgings)
     inflight: dict[str, Pending] = {}
     slots: collections.deque[tuple[Item, list[tuple[Judging, Request, Pending]]]] = collections.deque()
-    failures = 0
+    failures: collections.Counter[str] = collections.Counter()  # failed calls by FailureKind
     writer = outputs.VerdictWriter(
         out_dir,
         ensemble=len(judgings) > 1,
@@ -415,7 +418,7 @@ def _judge_all(
                     slots.append((current, calls))
                 current, calls = item, []
                 while slots and (len(slots) >= window or _done(slots[0][1])):
-                    failures += _finalise(config, *slots.popleft(), per_judge, combined, writer, progress)
+                    failures.update(_finalise(config, *slots.popleft(), per_judge, combined, writer, progress))
             if hit is not None:
                 imported.add(hit)
             pending = _start(
@@ -425,7 +428,7 @@ def _judge_all(
         if current is not None:
             slots.append((current, calls))
         while slots:
-            failures += _finalise(config, *slots.popleft(), per_judge, combined, writer, progress)
+            failures.update(_finalise(config, *slots.popleft(), per_judge, combined, writer, progress))
         writer.commit()
     except BaseException:
         # Ctrl-C or a fatal error: drop queued calls, let in-flight ones land in the cache, keep nothing half-written.
@@ -495,10 +498,13 @@ def _start(
         except UserError:
             raise
         except Exception as error:  # a scripted or replay judge failing is recorded, like a live failure
-            return Pending(error=f"{type(error).__name__}: {error}")
+            failure = backend.classify(error)
+            return Pending(error=failure.reason, failure=failure.kind)
     same = inflight.get(key)
     if same is not None:  # the same prompt twice in one run (e.g. identical answers): one paid call
-        return Pending(reply=same.reply, future=same.future, cached=True, error=same.error)  # never batched twice
+        return Pending(  # never batched twice
+            reply=same.reply, future=same.future, cached=True, error=same.error, failure=same.failure
+        )
     if hit is not None and _reasked(hit, judging, reask):
         hit = None  # a cached outcome (or a foreign reply) the user asked to ask again: sent as a miss
     if hit is not None and key in batched:  # remembered: a repeat of this prompt is a cache hit, as live
@@ -512,7 +518,7 @@ def _start(
             spending.used(judging, pending, request)
         return pending
     if judging.batch_gaps is not None:  # the batch pre-pass owns this judge's calls: a gap fails, never sent live
-        inflight[key] = Pending(error=judging.batch_gaps.reason(key))
+        inflight[key] = Pending(error=judging.batch_gaps.reason(key), failure=FailureKind.batch)
         return inflight[key]
     if not cache.mode.sends:
         raise UserError(
@@ -520,10 +526,10 @@ def _start(
             f"of judge {judging.name!r}; nothing was sent. Run once with cache.mode=use to fill the cache"
         )
     if full.full:
-        return Pending(error=full.not_sent())
+        return Pending(error=full.not_sent(), failure=FailureKind.not_sent)
     estimate = spending.reserve(judging, request) if spending is not None else None
     if spending is not None and estimate is None:
-        return Pending(error=spending.refused())
+        return Pending(error=spending.refused(), failure=FailureKind.not_sent)
     judging.check_key_once()  # before the first call of this judge can be sent
     meter = spending.meter(judging, request) if spending is not None else None
     pending = Pending(future=executor.submit(_live_call, backend, request, key, cache, stopping, full, meter))
@@ -652,14 +658,15 @@ def _finalise(
     combined: list[ItemResult],
     writer: outputs.VerdictWriter,
     progress: Progress,
-) -> int:
+) -> collections.Counter[str]:
     """Parse an item's replies into verdicts, write its line, keep a slim copy for the metrics; count failures."""
     by_judge: dict[str, list[CallResult]] = {}
-    failures = 0
+    failures: collections.Counter[str] = collections.Counter()
     for judging, request, pending in calls:
         backend = judging.backend
         result = _call_result(config, request, pending, offline=not backend.paid, first_token=backend.first_token)
-        failures += result.label == "error"
+        if result.label == "error":
+            failures[result.failure or FailureKind.failed] += 1
         by_judge.setdefault(judging.name, []).append(result)
     rows = {name: item_result(item, results) for name, results in by_judge.items()}
     ensemble = len(rows) > 1
@@ -696,11 +703,19 @@ def _call_result(
                 tag_first=tags[0],
                 tag_second=tags[1],
                 outcome=error.outcome if isinstance(error, CallFailed) else None,
+                failure=error.kind if isinstance(error, CallFailed) else FailureKind.failed,
                 sample=request.sample,
             )
     if reply is None:
         return CallResult(
-            "error", None, False, error=pending.error, tag_first=tags[0], tag_second=tags[1], sample=request.sample
+            "error",
+            None,
+            False,
+            error=pending.error,
+            failure=pending.failure,
+            tag_first=tags[0],
+            tag_second=tags[1],
+            sample=request.sample,
         )
     rubric = config.rubric
     label = "invalid" if reply.outcome is not None else read_reply(reply, view, rubric, first_token=first_token)

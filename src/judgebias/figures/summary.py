@@ -73,6 +73,7 @@ def build_summary(
     retries: int = 0,
     timeouts: int = 0,
     clustering: Clustering | None = None,
+    failed_by_kind: Mapping[str, int] | None = None,
 ) -> Summary:
     """summary.json: the run's identity, then every figure, then cost and notes.
 
@@ -119,6 +120,7 @@ def build_summary(
     summary["normalization"] = dataclasses.asdict(config.data.normalize)
     summary["labels"] = str(config.rubric.labels)
     summary["failed_calls"] = failures
+    summary["failed_by_kind"] = dict(sorted((failed_by_kind or {}).items()))
     summary["retries"] = retries
     summary["timeouts"] = timeouts
     summary["judging_seconds"] = round(elapsed, 3)
