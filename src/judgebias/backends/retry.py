@@ -2,11 +2,11 @@
 server announces honoured.
 
 The policy knows no SDK: it asks the backend what an error means, once per error (`classify`: its kind, the wait
-the server announced, the reason in one line), as a provider's own transport is the only thing that can tell. A wait
-the server announced (judgebias.backends.waits) is waited out by every worker; a long one (a second or more, e.g. a per-minute window)
-does not spend the retry budget (judge.max_retries) as long as one call's long waits add up to at most
-judge.max_wait seconds; a short one (a burst limit) counts as a retry. While no call has been answered yet
-(`starting`), an unreachable endpoint is retried only briefly: nothing is listening, and it is not coming back.
+the server announced, the reason in one line), as a provider's own transport is the only thing that can tell. A
+wait the server announced (judgebias.backends.waits) is waited out by every worker; a long one (a second or more,
+e.g. a per-minute window) does not spend the retry budget (judge.max_retries) as long as one call's long waits add
+up to at most judge.max_wait seconds; a short one (a burst limit) counts as a retry. While no call has been answered
+yet (`starting`), an unreachable endpoint is retried only briefly: nothing is listening, and it is not coming back.
 """
 
 from __future__ import annotations

@@ -115,10 +115,10 @@ def transport_of(judging: Judging) -> BatchTransport:
     return transport
 
 
-def _stored(judging: Judging, body: Mapping[str, Any], request: Request) -> dict[str, Any]:
+def _stored(judging: Judging, transport: BatchTransport, body: Mapping[str, Any], request: Request) -> dict[str, Any]:
     """A batch line's reply as the cache keeps it; one that looks transient (an error body, no choices) raises
     UnusableReply instead, so it is never cached and the next run asks it again, as a live call would."""
-    reply = transport_of(judging).reply_from_json(body, request)
+    reply = transport.reply_from_json(body, request)
     if reply.outcome in TRANSIENT_OUTCOMES:
         raise UnusableReply(reply)
     return stamped(judging.backend.stored(reply, request))
@@ -152,7 +152,7 @@ def _batch(
         backend,
         Ledger(cache.directory / "batches"),
         cache.put,
-        lambda body, key: _stored(judging, body, misses[key]),
+        lambda body, key: _stored(judging, backend, body, misses[key]),
         batch_size=judging.config.batch_size,
         poll_seconds=judging.config.batch_poll_seconds,
         show=show,
@@ -194,7 +194,7 @@ def _import(
     judging: Judging, misses: dict[str, Request], known: set[str], cache: ReplyStore, result: Prefilled
 ) -> None:
     """Load an OpenAI-format output file into the cache; a line for no call of this run is refused by number."""
-    transport_of(judging)  # a backend without batch support is refused before the file is read
+    transport = transport_of(judging)  # a backend without batch support is refused before the file is read
     assert judging.config.batch_file, "settings.check_batch refuses judge.mode=import without judge.batch_file"
     path = Path(judging.config.batch_file).expanduser()
     try:
@@ -230,7 +230,7 @@ def _import(
             result.errors[key] = f"{path.name}:{line.line}: {line.error}"
             continue
         try:
-            stored = _stored(judging, line.body, misses[key])
+            stored = _stored(judging, transport, line.body, misses[key])
         except UnusableReply as unusable:
             result.errors[key] = f"{path.name}:{line.line}: {unusable} (not cached)"
             continue
