@@ -6,9 +6,8 @@ Every item is judged twice, once with the answers swapped; a preference is kept 
 import sys
 
 if sys.argv[:1] == ["-m"]:  # `python -m judgebias.<command>` is starting (runpy sets argv[0] to "-m" meanwhile)
-    from judgebias.process import startup
-
-    startup.quiet_interrupts()  # Ctrl-C while the command's packages import: one line, exit 130; each main undoes it
+    # Ctrl-C while the command's packages import: one line, exit 130 (the guard installs itself); each main undoes it
+    from judgebias.process import startup  # noqa: F401
 
 from judgebias.core.verdict import debiased_verdict, position_consistency, win_rate
 

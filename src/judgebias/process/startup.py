@@ -45,6 +45,8 @@ def run_begins() -> None:
         pass
 
 
+if sys.argv[:1] == ["-m"]:  # `python -m judgebias.<command>` is starting (runpy sets argv[0] to "-m" meanwhile)
+    quiet_interrupts()  # here, not in the importer: the handler is in place before this import is done
 _main = sys.modules.get("__main__")
 if getattr(getattr(_main, "__spec__", None), "name", None) == "judgebias.run":
     quiet_interrupts(RUN_NOT_STARTED)  # `python -m judgebias.run`: before run.py's own imports (Hydra) begin
