@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
+import judgebias
 from judgebias.core.errors import UserError
 from judgebias.devserver.server import RunningServer
 from judgebias.engine.runner import run_experiment
@@ -163,3 +165,26 @@ def test_batch_mode_checks_the_cap_before_submitting(
     assert answered == summary["calls_batched"]
     reasons = [line.get(f"error{n}") or "" for line in result.verdicts() for n in (1, 2)]
     assert CALLS - answered == sum("spending cap" in reason and "batch" in reason for reason in reasons)
+
+
+@pytest.mark.parametrize(("model", "said"), [("gpt-4.5-preview", True), ("gpt-4o-2024-08-06", False)])
+def test_a_presets_prices_used_for_another_model_are_said(
+    tmp_path: Path, server: Callable[..., RunningServer], model: str, said: bool
+) -> None:
+    """judge=gpt4o judge.model=gpt-4.5-preview counts the cost at gpt-4o's prices: said in the summary's notes with
+    the preset file's own prices; a dated snapshot of gpt-4o is gpt-4o and is not."""
+    preset = yaml.safe_load((Path(judgebias.__file__).parent / "conf/judge/gpt4o.yaml").read_text(encoding="utf-8"))
+    judge = server()
+    data = write_items(tmp_path / "items.jsonl", pairs(2))
+    config = config_of(
+        "judge=gpt4o", f"judge.model={model}", f"judge.base_url={judge.url}", "judge.api_key_env=null",
+        "data=jsonl", f"data.path={data}", f"cache.dir={tmp_path / 'cache'}", "bootstrap.resamples=0", "report=false",
+    )  # fmt: skip
+    (tmp_path / "out").mkdir()
+    notes = [n for n in run_experiment(config, tmp_path / "out", echo=lambda _: None)["notes"] if "prices of" in n]
+    if not said:
+        assert [] == notes
+        return
+    assert 1 == len(notes), notes
+    prices = f"{preset['price_input_per_mtok']:g} / {preset['price_output_per_mtok']:g} USD per million tokens"
+    assert model in notes[0] and preset["priced_for"] in notes[0] and prices in notes[0]
