@@ -29,6 +29,7 @@ from judgebias.core.errors import EXIT_BATCH_PENDING
 from judgebias.core.record import Summary, status_reason
 from judgebias.figures.formatting import ci_text, points
 from judgebias.io.files import write_csv, write_text_atomic
+from judgebias.io.run_dir import DRY_RUN, HYDRA, SUMMARY, RunDir
 from judgebias.process import startup
 
 FAILED_STATUSES = ("failed", "errors", "missing", "budget")
@@ -121,16 +122,17 @@ def find_jobs(sweep_dirs: Sequence[Path]) -> list[Job]:
 
 def _job_folders(sweep: Path) -> set[Path]:
     """Folders that hold a job's results, or a Hydra job record (.hydra/) without results."""
-    folders = {p.parent for p in sweep.rglob("summary.json")}
-    folders |= {p.parent for p in sweep.rglob("dry_run.json")}
-    folders |= {p.parent.parent for p in sweep.rglob(".hydra/overrides.yaml")}
+    folders = {p.parent for p in sweep.rglob(SUMMARY)}
+    folders |= {p.parent for p in sweep.rglob(DRY_RUN)}
+    folders |= {p.parent.parent for p in sweep.rglob(f"{HYDRA}/overrides.yaml")}
     return folders
 
 
 def _job_summary(folder: Path) -> Summary:
     """The job's summary.json; else its dry-run estimate; else a record saying the job left no result."""
-    for name, status in (("summary.json", None), ("dry_run.json", "dry-run")):
-        path = folder / name
+    run = RunDir(folder)
+    for path, status in ((run.summary, None), (run.dry_run, "dry-run")):
+        name = path.name
         if not path.exists():
             continue
         try:
@@ -412,7 +414,7 @@ def aggregate(sweep_dirs: Sequence[Path], out_dir: Path | None = None, *, report
 
         pages = []
         for job, row in zip(jobs, rows, strict=True):
-            page = job.path / "report.html"
+            page = RunDir(job.path).report
             href = Path(os.path.relpath(page, target)).as_posix() if page.exists() else None
             pages.append(SweepJob(job.name, job.summary, row["overrides"], href, job.path))
         write_sweep_report(target, pages)

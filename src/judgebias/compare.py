@@ -24,6 +24,7 @@ from judgebias.figures.comparison import Comparison, RunFiles, compare_runs
 from judgebias.figures.comparison_text import format_comparison, format_sweep
 from judgebias.io.files import read_user_text, write_json
 from judgebias.io.jsonl import json_lines, text_lines
+from judgebias.io.run_dir import RunDir
 from judgebias.process import startup
 from judgebias.process.command import exit_as_command
 
@@ -34,8 +35,9 @@ def read_run(folder: Path) -> RunFiles:
     """A finished run's summary.json and verdicts.jsonl; a folder without them, or a malformed line, is one line."""
     if not folder.is_dir():
         raise UserError(f"{folder} is not a folder")
-    summary = _summary(folder / "summary.json", folder)
-    verdicts_path = folder / "verdicts.jsonl"
+    run = RunDir(folder)
+    summary = _summary(run.summary, folder)
+    verdicts_path = run.verdicts
     lines: dict[str, dict[str, Any]] = {}
     rows: dict[str, ItemResult] = {}
     for number, line in json_lines(text_lines(_text(verdicts_path, folder)), verdicts_path):
@@ -70,7 +72,7 @@ def _summary(path: Path, folder: Path) -> dict[str, Any]:
 def _text(path: Path, folder: Path) -> str:
     """A run file's text; a missing one says whether the run stopped before it finished."""
     if not path.is_file():
-        stopped = (folder / "verdicts.jsonl.part").exists()
+        stopped = RunDir(folder).verdicts_partial.exists()
         why = "the run stopped before it finished (verdicts.jsonl.part): rerun it" if stopped else "no finished run"
         raise UserError(f"{folder} has no {path.name}: {why}")
     try:

@@ -46,6 +46,7 @@ from judgebias.core.errors import EXIT_USER_ERROR, SecretInConfig, UserError
 from judgebias.core.record import SUMMARY_SCHEMA_VERSION
 from judgebias.core.redaction import REDACTED, RedactingFilter, Redactor, replace_secrets
 from judgebias.io.files import write_json, write_text_atomic
+from judgebias.io.run_dir import RunDir
 
 
 def to_config(cfg: DictConfig) -> Config:
@@ -83,7 +84,7 @@ def job(cfg: DictConfig) -> int:
     held = held_stderr()
     if held is not None:
         held.release()  # the config composed: from here on every message is the job's own
-    out_dir = Path(HydraConfig.get().runtime.output_dir)
+    run = RunDir(Path(HydraConfig.get().runtime.output_dir))
     multirun = HydraConfig.get().mode == RunMode.MULTIRUN
     collector.resume(freeze=not multirun)  # start-up is over (see collector)
     for noisy in ("httpx2", "httpx", "openai"):  # one INFO line per request would bury the summary
@@ -91,54 +92,52 @@ def job(cfg: DictConfig) -> int:
     try:
         with stop_on_sigterm():
             config = to_config(cfg)
-            keep_secrets_out(out_dir, Redactor.for_config(dataclasses.asdict(config)))
-            summary = run_experiment(config, out_dir, overrides=HydraConfig.get().overrides.task)
+            keep_secrets_out(run, Redactor.for_config(dataclasses.asdict(config)))
+            summary = run_experiment(config, run, overrides=HydraConfig.get().overrides.task)
     except BaseException as error:
         ending = ending_of_error(error, multirun=multirun)
         if ending is None:
             raise
         if isinstance(error, SecretInConfig):
             pasted = error.secret
-            scrub(out_dir, lambda text: text.replace(pasted, REDACTED))
-        return _end(ending, cfg, out_dir)
+            scrub(run, lambda text: text.replace(pasted, REDACTED))
+        return _end(ending, cfg, run)
     if not multirun:
-        _say_where(out_dir)
-    return _end(ending_of_summary(summary), cfg, out_dir)
+        _say_where(run)
+    return _end(ending_of_summary(summary), cfg, run)
 
 
-def _end(ending: Ending, cfg: DictConfig, out_dir: Path) -> int:
+def _end(ending: Ending, cfg: DictConfig, run: RunDir) -> int:
     """Say how the job ended, write its failure record as summary.json if it has one (once), return its exit code."""
     if ending.traceback:
         traceback.print_exc()
     if ending.message is not None:
         print(ending.message, file=sys.stdout if ending.to_stdout else sys.stderr)
     if ending.failure is not None:
-        write_json(out_dir / "summary.json", _failure(cfg, ending.failure) | {"status": ending.status})
+        write_json(run.summary, _failure(cfg, ending.failure) | {"status": ending.status})
     return ending.code
 
 
-def _say_where(out_dir: Path) -> None:
+def _say_where(run: RunDir) -> None:
     """The run folder and the report, as the last lines of every run."""
-    print(f"run folder: {out_dir}")
-    report = out_dir / "report.html"
-    if report.exists():
-        print(f"report: {report}")
+    print(f"run folder: {run.root}")
+    if run.report.exists():
+        print(f"report: {run.report}")
 
 
-def keep_secrets_out(out_dir: Path, redactor: Redactor) -> None:
+def keep_secrets_out(run: RunDir, redactor: Redactor) -> None:
     """Take the run's known secrets out of Hydra's dumps (a base_url's password from a YAML file), and out of every
     log record before a handler writes it (run.log, the terminal)."""
-    scrub(out_dir, lambda text: replace_secrets(text, redactor.secrets()))
+    scrub(run, lambda text: replace_secrets(text, redactor.secrets()))
     log_filter = RedactingFilter(redactor.known)
     for handler in logging.getLogger().handlers:
         if not any(isinstance(f, RedactingFilter) for f in handler.filters):
             handler.addFilter(log_filter)
 
 
-def scrub(out_dir: Path, redact: Callable[[str], str]) -> None:
+def scrub(run: RunDir, redact: Callable[[str], str]) -> None:
     """Rewrite Hydra's dumps of the config (the job's and the sweep's) through `redact`, where it changes them."""
-    dumps = [*out_dir.glob(".hydra/*.yaml"), out_dir.parent / "multirun.yaml"]
-    for path in dumps:
+    for path in run.hydra_dumps:
         if path.is_file():
             text = path.read_text(encoding="utf-8")
             clean = redact(text)

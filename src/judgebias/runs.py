@@ -23,11 +23,10 @@ from pathlib import Path
 
 from judgebias.core.errors import UserError
 from judgebias.core.terminal import escape_controls
+from judgebias.io.run_dir import HYDRA, LEFTOVERS, SUMMARY, RunDir
 from judgebias.process import startup
 from judgebias.process.command import run_command
 
-LEFTOVERS = frozenset({".hydra", "summary.json", "run.log", "verdicts.jsonl.part", "cache_keys.json.part"})
-"""What a run that stopped before its result leaves behind: none of it is read by a rerun."""
 NO_RESULT_STATUSES = frozenset({"failed", "missing"})  # summary.json of a run that stopped before its result
 
 
@@ -44,10 +43,11 @@ class RunFolder:
 def describe(folder: Path) -> RunFolder:
     """What a run folder (one with Hydra's .hydra/ dumps) holds."""
     names = {entry.name for entry in folder.iterdir()}
-    summary = _read_summary(folder / "summary.json")
-    status = str(summary.get("status", "missing" if "summary.json" not in names else "ok"))
-    partial = folder / "verdicts.jsonl.part"
-    if "summary.json" not in names or summary.get("error") == "interrupted":
+    run = RunDir(folder)
+    summary = _read_summary(run.summary)
+    status = str(summary.get("status", "missing" if SUMMARY not in names else "ok"))
+    partial = run.verdicts_partial
+    if SUMMARY not in names or summary.get("error") == "interrupted":
         status = "interrupted"
     if names <= LEFTOVERS and status in NO_RESULT_STATUSES | {"interrupted"}:
         decided = _count_lines(partial) if partial.is_file() else 0
@@ -55,7 +55,7 @@ def describe(folder: Path) -> RunFolder:
         if decided:
             reason += f"; {decided} verdicts decided before it stopped (their replies are in the cache)"
         return RunFolder(folder, status, reason, has_result=False)
-    held = sorted(name for name in names if name != ".hydra")
+    held = sorted(name for name in names if name != HYDRA)
     return RunFolder(folder, status, ", ".join(held), has_result=True)
 
 
@@ -74,7 +74,7 @@ def _count_lines(path: Path) -> int:
 
 def run_folders(root: Path) -> Iterator[RunFolder]:
     """Every single run's folder below `root` (jobs of a sweep left out: the sweep's table lists them)."""
-    for hydra in sorted(root.rglob(".hydra")):
+    for hydra in sorted(root.rglob(HYDRA)):
         folder = hydra.parent
         if hydra.is_dir() and not (folder.parent / "multirun.yaml").exists():
             yield describe(folder)

@@ -16,6 +16,7 @@ from judgebias.core.errors import UserError
 from judgebias.core.item import Item
 from judgebias.core.prompt import shown
 from judgebias.core.record import Request
+from judgebias.io.run_dir import RunDir
 
 RUBRIC = RubricConfig(name="default", system="s", user="u")
 
@@ -51,7 +52,7 @@ def test_an_imported_file_fills_the_cache_and_a_missing_line_fails_with_its_reas
     assert answered is not None and unanswered is not None
     (tmp_path / "out.jsonl").write_text(output_line(answered, "A") + "\n", encoding="utf-8")
     cache = ReplyCache(str(tmp_path / "cache"), "use")
-    result = prefill([judging], calls, cache, tmp_path / "run", progress=ProgressMode.off)
+    result = prefill([judging], calls, cache, RunDir(tmp_path / "run"), progress=ProgressMode.off)
     assert backend is judging.backend
     assert {answered} == result.batched
     assert "A" == (cache.get_many([answered])[answered] or {}).get("text")
@@ -82,7 +83,7 @@ def test_an_imported_line_with_an_error_body_is_not_cached_and_fails_with_its_re
     line = {"custom_id": batchfile.custom_id(key), "response": {"status_code": 200, "body": body}}
     (tmp_path / "out.jsonl").write_text(json.dumps(line) + "\n", encoding="utf-8")
     cache = ReplyCache(str(tmp_path / "cache"), "use")
-    result = prefill([judging], calls, cache, tmp_path / "run", progress=ProgressMode.off)
+    result = prefill([judging], calls, cache, RunDir(tmp_path / "run"), progress=ProgressMode.off)
     assert (set(), {}) == (result.batched, cache.get_many([key]))
     assert judging.batch_gaps is not None
     assert "out.jsonl:1: an error sent with status 200: upstream overloaded (not cached)" == judging.batch_gaps.reason(

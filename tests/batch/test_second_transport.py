@@ -20,6 +20,7 @@ from judgebias.core.errors import FatalJudgeError
 from judgebias.core.item import Item
 from judgebias.core.prompt import shown
 from judgebias.core.record import Request
+from judgebias.io.run_dir import RunDir
 from tests.batch.helpers import calls as openai_calls
 from tests.batch.inline_provider import InlineBatches, InlineJudge, InlineProvider
 
@@ -151,10 +152,10 @@ def test_the_prepass_fills_a_batch_mode_judge_through_the_providers_transport(tm
                     made.append(Call(judging, item, request, key, cache.get(key)))
             return made
 
-        result = prefill([judging], looked_up(), cache, tmp_path / "run", progress=ProgressMode.off)
+        result = prefill([judging], looked_up(), cache, RunDir(tmp_path / "run"), progress=ProgressMode.off)
         keys = [call.key for call in looked_up() if call.key is not None]
         assert set(keys) == result.batched and {} == result.errors
         assert answered(provider, keys) == {key: cache.get(key)["text"] for key in keys}  # type: ignore[index]
         assert {(20, 1)} == {(cache.get(k)["prompt_tokens"], cache.get(k)["completion_tokens"]) for k in keys}  # type: ignore[index]
-        again = prefill([judging], looked_up(), cache, tmp_path / "run2", progress=ProgressMode.off)
+        again = prefill([judging], looked_up(), cache, RunDir(tmp_path / "run2"), progress=ProgressMode.off)
         assert (set(), 1, 6) == (again.batched, provider.log.created, provider.log.requests)

@@ -21,6 +21,7 @@ from judgebias.cache.bundle import (
     run_record,
 )
 from judgebias.core.errors import UserError
+from judgebias.io.run_dir import RunDir
 
 
 def reply(n: int) -> dict[str, Any]:
@@ -185,7 +186,7 @@ def test_endpoint_credentials_never_reach_a_manifest() -> None:
 def test_a_runs_key_log_writes_the_record_run_record_would(tmp_path: Path) -> None:
     """KeyLog streams the keys to disk and writes the same cache_keys.json content as run_record (as a set)."""
     judges = {"j": {"endpoint": "http://x/v1", "model": "m"}, "k": {"endpoint": "http://y/v1", "model": "n"}}
-    log = KeyLog(tmp_path, ["j", "k"])
+    log = KeyLog(RunDir(tmp_path), ["j", "k"])
     for judge, number in [("j", 1), ("k", 2), ("j", 3), ("j", 1)]:
         log.add(judge, key_of(number))
     log.finish(judges)
@@ -198,7 +199,7 @@ def test_a_runs_key_log_writes_the_record_run_record_would(tmp_path: Path) -> No
 
 def test_a_stopped_runs_key_log_leaves_nothing_behind(tmp_path: Path) -> None:
     """A run that stops before finishing removes its partial key list."""
-    log = KeyLog(tmp_path, ["j"])
+    log = KeyLog(RunDir(tmp_path), ["j"])
     log.add("j", key_of(1))
     log.abandon()
     assert [] == list(tmp_path.iterdir())

@@ -10,6 +10,7 @@ from judgebias.core.record import CallResult
 from judgebias.engine.outputs import VerdictWriter, verdict_line
 from judgebias.engine.runner import item_result
 from judgebias.figures.metrics import ensemble_results
+from judgebias.io.run_dir import RunDir
 
 ITEM = Item(
     id="q1", question="q", a="one two", b="three", human="1", human_votes=("1", "2"), model_a="m1", model_b="m2"
@@ -92,7 +93,7 @@ def test_a_one_order_recording_has_an_empty_second_call() -> None:
 def test_the_file_is_partial_until_the_run_completes(tmp_path: Path) -> None:
     """Lines stream to verdicts.jsonl.part, which becomes verdicts.jsonl only when the run commits."""
     row = item_result(PLAIN, [CallResult("A", "A", False), CallResult("B", "B", False)])
-    writer = VerdictWriter(tmp_path, ensemble=False)
+    writer = VerdictWriter(RunDir(tmp_path), ensemble=False)
     writer.write(PLAIN, {"j": row}, row)
     partial = sorted(path.name for path in tmp_path.iterdir())
     writer.commit()
@@ -109,7 +110,7 @@ def test_an_ensemble_line_holds_the_majority_and_every_judges_calls(tmp_path: Pa
         "z": item_result(PLAIN, [CallResult("A", "A", False), CallResult("B", "B", False)]),
     }
     (merged,) = ensemble_results({name: [row] for name, row in rows.items()})
-    writer = VerdictWriter(tmp_path, ensemble=True)
+    writer = VerdictWriter(RunDir(tmp_path), ensemble=True)
     writer.write(PLAIN, rows, merged)
     writer.commit()
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from judgebias.core.item import Item
 from judgebias.core.record import CallResult, ItemResult
 from judgebias.engine.outputs import VerdictWriter
+from judgebias.io.run_dir import RunDir
 
 ITEM = Item("i1", "Q?", "one", "two")
 ROW = ItemResult("i1", "1", "A", "B", True, calls=(CallResult("A", "A", False), CallResult("B", "B", False)))
@@ -15,7 +16,7 @@ ROW = ItemResult("i1", "1", "A", "B", True, calls=(CallResult("A", "A", False), 
 
 def test_a_run_stopped_before_any_verdict_leaves_no_partial_file(tmp_path: Path) -> None:
     """When a run stops before deciding any item, no empty verdicts.jsonl.part is left in its folder."""
-    writer = VerdictWriter(tmp_path, ensemble=False)
+    writer = VerdictWriter(RunDir(tmp_path), ensemble=False)
 
     writer.abandon()
 
@@ -24,7 +25,7 @@ def test_a_run_stopped_before_any_verdict_leaves_no_partial_file(tmp_path: Path)
 
 def test_a_run_stopped_after_some_verdicts_keeps_them_in_the_partial_file(tmp_path: Path) -> None:
     """When a run stops after deciding items, verdicts.jsonl.part keeps their lines (and no verdicts.jsonl)."""
-    writer = VerdictWriter(tmp_path, ensemble=False)
+    writer = VerdictWriter(RunDir(tmp_path), ensemble=False)
     writer.write(ITEM, {"j": ROW}, ROW)
 
     writer.abandon()

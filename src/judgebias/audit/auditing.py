@@ -23,6 +23,7 @@ from judgebias.audit.report import format_audit
 from judgebias.config.schema import ProgressMode
 from judgebias.core.errors import UserError
 from judgebias.io.files import write_json, write_jsonl, write_text_atomic
+from judgebias.io.run_dir import RunDir
 
 # The figures of each replay shown in audit.json and audit.md, with their intervals.
 FIGURES = (
@@ -139,8 +140,9 @@ def replay(
         bootstrap=dataclasses.replace(config.bootstrap, resamples=resamples),
     )
     config.progress = ProgressMode.off
-    summary = dict(run_experiment(config, run_dir, echo=echo))
-    text = (run_dir / "verdicts.jsonl").read_text(encoding="utf-8")
+    run = RunDir(run_dir)
+    summary = dict(run_experiment(config, run, echo=echo))
+    text = run.verdicts.read_text(encoding="utf-8")
     return summary, [json.loads(line) for line in text.splitlines() if line.strip()]
 
 

@@ -25,6 +25,7 @@ from judgebias.cache.age import stamped
 from judgebias.config.schema import JudgeMode, ProgressMode
 from judgebias.core.errors import BatchPending, UnusableReply, UserError
 from judgebias.core.record import TRANSIENT_OUTCOMES, Request
+from judgebias.io.run_dir import RunDir
 
 # The spending cap's look at a batch-mode call before submission: None (it fits, or it is cached and was counted),
 # else the reason it is left out. Given the call's cached reply (as JSON) or None for a miss.
@@ -44,7 +45,7 @@ def prefill(
     judgings: list[Judging],
     calls: Iterable[Call],
     cache: ReplyStore,
-    out_dir: Path,
+    run: RunDir,
     *,
     progress: ProgressMode,
     refusal: Refusal | None = None,
@@ -93,7 +94,7 @@ def prefill(
     for judging in batching:
         mode = modes[judging.name]
         if mode == JudgeMode.export:
-            _export(judging, misses[judging.name], out_dir)
+            _export(judging, misses[judging.name], run)
         elif mode == JudgeMode["import"]:
             _import(judging, misses[judging.name], known[judging.name], cache, result)
         reason = {
@@ -169,13 +170,12 @@ def _batch(
     return outcome.running
 
 
-def _export(judging: Judging, misses: dict[str, Request], out_dir: Path) -> None:
+def _export(judging: Judging, misses: dict[str, Request], run: RunDir) -> None:
     """Write the misses as one OpenAI-format input file in the run folder, say how to run it, and stop."""
     backend = transport_of(judging)
     if not misses:
         return
-    out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / "batch_input.jsonl"
+    path = run.make().batch_input
     with path.open("wb") as file:
         for key, request in misses.items():
             body = backend.batch_body(request.messages, request.sample)

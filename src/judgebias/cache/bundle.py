@@ -33,11 +33,12 @@ from judgebias.cache.disk import call_key
 from judgebias.core.errors import UserError
 from judgebias.core.record import reply_problem
 from judgebias.core.redaction import public_endpoint
+from judgebias.io.run_dir import CACHE_KEYS, RunDir
 from judgebias.io.versions import installed_versions
 
 FORMAT = "judgebias-bundle"
 FORMAT_VERSION = 2  # 2: every entry carries its request
-RUN_KEYS = "cache_keys.json"  # written by the runner into every run folder
+RUN_KEYS = CACHE_KEYS  # written by the runner into every run folder
 KEY = re.compile(r"[0-9a-f]{64}")
 MAX_LINE_BYTES = 80 * 1024 * 1024  # one entry: a reply of up to 16 M characters and its request
 MAX_BUNDLE_BYTES = 8 * 1024**3  # the whole file, decompressed
@@ -86,16 +87,16 @@ class KeyLog:
     readers take the set).
     """
 
-    def __init__(self, out_dir: Path, judges: Iterable[str]) -> None:
-        self.out_dir = out_dir
+    def __init__(self, run: RunDir, judges: Iterable[str]) -> None:
+        self.run = run
         self.index = {name: number for number, name in enumerate(judges)}
-        self.partial = out_dir / (RUN_KEYS + ".part")
+        self.partial = run.cache_keys_partial
         self._file: Any = None
 
     def add(self, judge: str, key: str) -> None:
         """Record one call's key (of a paid judge)."""
         if self._file is None:
-            self.out_dir.mkdir(parents=True, exist_ok=True)
+            self.run.make()
             self._file = self.partial.open("w", encoding="utf-8")
         self._file.write(f"{self.index[judge]} {key}\n")
 
@@ -106,7 +107,7 @@ class KeyLog:
         self._file.close()
         header = run_record(judges, {})
         names = list(self.index)
-        temp = self.out_dir / (RUN_KEYS + ".tmp")
+        temp = self.run.cache_keys_temporary
         with temp.open("w", encoding="utf-8") as out:
             out.write('{"judges": ' + json.dumps(header["judges"], ensure_ascii=False) + ', "keys": {')
             for number, name in enumerate(names):
@@ -120,7 +121,7 @@ class KeyLog:
                             first = False
                 out.write("]")
             out.write("}}\n")
-        os.replace(temp, self.out_dir / RUN_KEYS)
+        os.replace(temp, self.run.cache_keys)
         self.partial.unlink()
         self._file = None
 

@@ -35,6 +35,7 @@ from judgebias.figures.formatting import supported_ratings
 from judgebias.figures.metrics import majority_verdict, order_samples
 from judgebias.io.files import write_csv, write_json
 from judgebias.io.revision import git_revision
+from judgebias.io.run_dir import RunDir
 from judgebias.io.tokenizer import WORDS, load_tokenizer
 from judgebias.io.versions import installed_versions
 
@@ -44,11 +45,11 @@ PACKAGES = ("judgebias", "hydra-core", "omegaconf", "openai", "tenacity", "diskc
 class VerdictWriter:
     """Streams one verdicts.jsonl line per item, in dataset order, as items are decided."""
 
-    def __init__(self, out_dir: Path, *, ensemble: bool, clusters: Mapping[str, object] | None = None) -> None:
-        out_dir.mkdir(parents=True, exist_ok=True)
+    def __init__(self, run: RunDir, *, ensemble: bool, clusters: Mapping[str, object] | None = None) -> None:
+        run.make()
         self.clusters = clusters or {}  # item id -> its value of bootstrap.cluster's field, when the run clusters
-        self.final = out_dir / "verdicts.jsonl"
-        self.partial = out_dir / "verdicts.jsonl.part"
+        self.final = run.verdicts
+        self.partial = run.verdicts_partial
         self.ensemble = ensemble
         self.lines = 0
         self.file = self.partial.open("w", encoding="utf-8")
@@ -179,17 +180,18 @@ def _padded(calls: tuple[CallResult, ...]) -> list[CallResult | None]:
     return [*calls, None][:2] if len(calls) < 2 else list(calls[:2])
 
 
-def write_run(out_dir: Path, config: Config, summary: Summary, ratings: list[dict[str, Any]]) -> None:
+def write_run(run: RunDir, config: Config, summary: Summary, ratings: list[dict[str, Any]]) -> None:
     """summary.json, ratings.csv (when several models were compared), provenance.json and report.html."""
     redact = Redactor.for_config(dataclasses.asdict(config))  # a server's text and the config's URLs may hold them
-    write_json(out_dir / "summary.json", redact_tree(summary, redact))
+    write_json(run.summary, redact_tree(summary, redact))
     if ratings:
-        write_ratings(out_dir / "ratings.csv", ratings)
-    write_json(out_dir / "provenance.json", redact_tree(provenance(config, summary), redact))
+        write_ratings(run.ratings, ratings)
+    run_provenance = redact_tree(provenance(config, summary), redact)
+    write_json(run.provenance, run_provenance)
     if config.report:
         from judgebias.report.run_report import write_report  # its template machinery only when a report is wanted
 
-        write_report(out_dir, summary, ratings)
+        write_report(run, summary, ratings, run_provenance)
 
 
 def write_ratings(path: Path, ratings: Iterable[dict[str, Any]]) -> None:

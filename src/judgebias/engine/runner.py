@@ -1,6 +1,6 @@
 """The run: every item judged twice per judge, replies cached as they arrive, verdicts written as they are decided.
 
-`run_experiment(config, out_dir)` is the whole job, callable without Hydra. Cache hits are resolved inline
+`run_experiment(config, run_dir)` is the whole job, callable without Hydra. Cache hits are resolved inline
 (no thread hop: a cached rerun costs little more than start-up); misses go to a thread pool of
 `max_concurrency` workers; the two calls of one item are independent tasks. Items are finalised in dataset
 order behind a bounded window, so memory stays flat however long the dataset.
@@ -54,6 +54,7 @@ from judgebias.figures.provenance import foreign_reason, judge_origin, routed_el
 from judgebias.figures.summary import build_summary, ratings_for
 from judgebias.io.dataset import load_items, normalize_items, resolve_path
 from judgebias.io.files import write_json
+from judgebias.io.run_dir import RunDir
 from judgebias.io.tokenizer import WORDS, load_tokenizer
 from judgebias.report import console
 
@@ -176,13 +177,49 @@ def prepare_items(config: Config) -> list[Item]:
 
 
 def run_experiment(
-    config: Config, out_dir: Path, *, echo: Callable[[str], None] = print, overrides: Sequence[str] = ()
+    config: Config, run_dir: RunDir | Path, *, echo: Callable[[str], None] = print, overrides: Sequence[str] = ()
 ) -> Summary | dict[str, Any]:
-    """Judge the dataset, write verdicts.jsonl, summary.json and the rest into `out_dir`; return the summary.
+    """Judge the dataset, write verdicts.jsonl, summary.json and the rest into `run_dir`; return the summary.
 
     `overrides` (the command line's) are named in the printed header, so what makes the run different shows.
     """
+    run = run_dir if isinstance(run_dir, RunDir) else RunDir(run_dir)
     check_settings(config)
+    items, judgings, notes = _judges_and_items(config)
+    clustering = resolve_clustering(items, config.bootstrap.cluster)  # a wrong field stops the run before any call
+    for note in notes:
+        echo(f"note: {note}")
+    cache = open_cache(config.cache)  # an unreachable Redis stops the run here, before any judge call
+    for judging in judgings:
+        judging.backend.share_pacing(cache.fleet)
+    used = KeyLog(run, [judging.name for judging in judgings if judging.backend.paid])
+    try:
+        if config.dry_run:
+            calls = _looked_up(_requests(config, judgings, items), cache)
+            estimate = outputs.dry_run_estimate(config, judgings, items, calls)
+            write_json(run.dry_run, estimate)
+            echo(console.format_dry_run(estimate))
+            return estimate
+        judged = _judge(config, judgings, items, cache, run, used, clustering)
+        used.finish(_paid_judges(judgings))
+    except CacheUnavailable as error:
+        raise CacheUnavailable(
+            f"{error}: the run stopped; every reply received is kept (on this node's disk when Redis missed it, "
+            "pushed to Redis by the next run): rerun the same command to send only the calls never answered"
+        ) from None
+    finally:
+        cache.close()
+        used.abandon()  # a run that stopped early leaves no half-written key list
+    summary = _summarise(config, judgings, judged, notes, clustering, echo)
+    outputs.write_run(run, config, summary, ratings_for(judged.combined, config, clustering))
+    echo(console.format_summary(summary, overrides))
+    if judged.full.full:
+        raise judged.full.ending(cache.directory, int(summary.get("calls_live") or 0))
+    return summary
+
+
+def _judges_and_items(config: Config) -> tuple[list[Item], list[Judging], list[str]]:
+    """The items every judge can judge, the judges with their backends, and the notes to print before calling."""
     items = prepare_items(config)
     judgments = resolve_path(config.data.judgments, config.data.root) if config.data.judgments else None
     judgings = [
@@ -199,78 +236,88 @@ def run_experiment(
             )
     if not items:
         raise UserError("no item is left to judge (the replayed judges share no recorded item)")
-    clustering = resolve_clustering(items, config.bootstrap.cluster)  # a wrong field stops the run before any call
-    for note in notes:
-        echo(f"note: {note}")
-    cache = open_cache(config.cache)  # an unreachable Redis stops the run here, before any judge call
-    for judging in judgings:
-        judging.backend.share_pacing(cache.fleet)
-    used = KeyLog(out_dir, [judging.name for judging in judgings if judging.backend.paid])
-    try:
-        if config.dry_run:
-            calls = _looked_up(_requests(config, judgings, items), cache)
-            estimate = outputs.dry_run_estimate(config, judgings, items, calls)
-            write_json(out_dir / "dry_run.json", estimate)
-            echo(console.format_dry_run(estimate))
-            return estimate
-        started = time.monotonic()
-        budget = Budget.of(config)
-        trial = budget.trial() if budget is not None else None  # the batch pre-pass's own count of the cap
-        spending = _Spending(budget)
-        prefilled = prefill(
-            judgings,
-            _looked_up(_requests(config, judgings, items), cache),
-            cache,
-            out_dir,
-            progress=config.progress,
-            refusal=_Spending(trial).refusal if trial is not None else None,
-        )
-        if budget is not None and trial is not None:
-            budget.take_refusals(trial)
-        if prefilled.batched and cache.mode == CacheMode.refresh:
-            cache.mode = CacheMode.use  # the batch refreshed every call: the rest of the run reads its replies
-        full, imported, stored = FullCache(), ImportedReplies(), StoredTimes()
-        per_judge, combined, failed_by_kind = _judge_all(
-            config,
-            judgings,
-            items,
-            cache,
-            out_dir,
-            used,
-            full,
-            imported,
-            prefilled.batched,
-            stored,
-            spending,
-            clustering,
-        )
-        elapsed = time.monotonic() - started
-        used.finish(_paid_judges(judgings))
-    except CacheUnavailable as error:
-        raise CacheUnavailable(
-            f"{error}: the run stopped; every reply received is kept (on this node's disk when Redis missed it, "
-            "pushed to Redis by the next run): rerun the same command to send only the calls never answered"
-        ) from None
-    finally:
-        cache.close()
-        used.abandon()  # a run that stopped early leaves no half-written key list
+    return items, judgings, notes
+
+
+@dataclasses.dataclass
+class _Judged:
+    """What judging every item left for the summary: the rows, and the counts kept on the way."""
+
+    per_judge: dict[str, list[ItemResult]]
+    combined: list[ItemResult]
+    failed_by_kind: collections.Counter[str]
+    elapsed: float
+    batches: list[dict[str, Any]]
+    full: FullCache
+    imported: ImportedReplies
+    stored: StoredTimes
+    spending: _Spending
+    budget: Budget | None
+
+
+def _judge(
+    config: Config,
+    judgings: list[Judging],
+    items: list[Item],
+    cache: ReplyStore,
+    run: RunDir,
+    used: KeyLog,
+    clustering: Clustering | None,
+) -> _Judged:
+    """The batch pre-pass (judge.mode=batch/export/import), then every call, under the spending cap."""
+    started = time.monotonic()
+    budget = Budget.of(config)
+    trial = budget.trial() if budget is not None else None  # the batch pre-pass's own count of the cap
+    spending = _Spending(budget)
+    prefilled = prefill(
+        judgings,
+        _looked_up(_requests(config, judgings, items), cache),
+        cache,
+        run,
+        progress=config.progress,
+        refusal=_Spending(trial).refusal if trial is not None else None,
+    )
+    if budget is not None and trial is not None:
+        budget.take_refusals(trial)
+    if prefilled.batched and cache.mode == CacheMode.refresh:
+        cache.mode = CacheMode.use  # the batch refreshed every call: the rest of the run reads its replies
+    full, imported, stored = FullCache(), ImportedReplies(), StoredTimes()
+    per_judge, combined, failed_by_kind = _judge_all(
+        config, judgings, items, cache, run, used, full, imported, prefilled.batched, stored, spending, clustering
+    )
+    return _Judged(
+        per_judge, combined, failed_by_kind, time.monotonic() - started, prefilled.batches, full, imported, stored,
+        spending, budget,
+    )  # fmt: skip
+
+
+def _summarise(
+    config: Config,
+    judgings: list[Judging],
+    judged: _Judged,
+    notes: list[str],
+    clustering: Clustering | None,
+    echo: Callable[[str], None],
+) -> Summary:
+    """summary.json: the figures of the rows, then what the backends, the cap and the imports counted."""
+    budget, full = judged.budget, judged.full
     if budget is not None and budget.reached:
         notes.append(budget.note())
     if full.full:
         notes.append(f"the cache filled up: {full.unsent} calls were not sent; rerun after freeing space")
     notes += [note for judging in judgings for note in judging.backend.notes()]
-    live = [call for rows in per_judge.values() for row in rows for call in row.calls if not call.offline]
+    live = [call for rows in judged.per_judge.values() for row in rows for call in row.calls if not call.offline]
     if live and all(call.cached for call in live):
-        notes.append(stored.note(len(live)))
+        notes.append(judged.stored.note(len(live)))
     summary = build_summary(
         config,
-        per_judge,
-        combined,
+        judged.per_judge,
+        judged.combined,
         notes,
-        failed_by_kind.total(),
-        elapsed,
-        prefilled.batches,
-        failed_by_kind=failed_by_kind,
+        judged.failed_by_kind.total(),
+        judged.elapsed,
+        judged.batches,
+        failed_by_kind=judged.failed_by_kind,
         retries=sum(judging.backend.retries for judging in judgings),
         timeouts=sum(judging.backend.timeouts for judging in judgings),
         clustering=clustering,
@@ -281,7 +328,17 @@ def run_experiment(
     # Asked only when a name nobody declared answered through a gateway, and never under cache.mode=only, which
     # opens no connection: a plain or cached run without such a name loads no SDK and sends nothing for it.
     ask = summary.get("answered_unexpected") and config.cache.mode != CacheMode.only
-    summary["routed_elsewhere"] = _routed_elsewhere(judgings, per_judge) if ask else None
+    summary["routed_elsewhere"] = _routed_elsewhere(judgings, judged.per_judge) if ask else None
+    _add_spending(summary, judged.spending, budget)
+    if judged.imported.count:
+        summary["imported_replies"] = judged.imported.record()
+        for warning in judged.imported.mismatches(_paid_judges(judgings)):
+            echo(warning)
+    return summary
+
+
+def _add_spending(summary: Summary, spending: _Spending, budget: Budget | None) -> None:
+    """summary.json's billed_unused and budget, with their notes; the status `budget` when the cap was reached."""
     if spending.unused.attempts:
         unused = spending.unused.record()
         summary["billed_unused"] = unused
@@ -305,15 +362,6 @@ def run_experiment(
             )
         if budget.reached:
             summary["status"] = "budget"
-    if imported.count:
-        summary["imported_replies"] = imported.record()
-        for warning in imported.mismatches(_paid_judges(judgings)):
-            echo(warning)
-    outputs.write_run(out_dir, config, summary, ratings_for(combined, config, clustering))
-    echo(console.format_summary(summary, overrides))
-    if full.full:
-        raise full.ending(cache.directory, int(summary.get("calls_live") or 0))
-    return summary
 
 
 def _paid_judges(judgings: list[Judging]) -> dict[str, dict[str, Any]]:
@@ -377,7 +425,7 @@ def _judge_all(
     judgings: list[Judging],
     items: list[Item],
     cache: ReplyStore,
-    out_dir: Path,
+    run: RunDir,
     used: KeyLog,
     full: FullCache,
     imported: ImportedReplies,
@@ -400,7 +448,7 @@ def _judge_all(
     slots: collections.deque[tuple[Item, list[tuple[Judging, Request, Pending]]]] = collections.deque()
     failures: collections.Counter[str] = collections.Counter()  # failed calls by FailureKind
     writer = outputs.VerdictWriter(
-        out_dir,
+        run,
         ensemble=len(judgings) > 1,
         clusters=clustering.values_by_id([item.id for item in items]) if clustering else None,
     )

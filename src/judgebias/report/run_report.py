@@ -19,6 +19,7 @@ from judgebias.core.verdict import item_winner
 from judgebias.figures import formatting
 from judgebias.figures.formatting import counted, p_text, pct
 from judgebias.figures.metrics import ONE_ORDER_NOTE
+from judgebias.io.run_dir import RunDir
 from judgebias.report import svg
 from judgebias.report.digest import MAX_TABLE_ROWS, VerdictDigest, length_label, read_verdicts, style_label, styles
 from judgebias.report.pages import (
@@ -540,8 +541,12 @@ def render_report(
     )
 
 
-def write_report(out_dir: Path, summary: Summary, ratings: Sequence[Mapping[str, Any]]) -> Path:
-    """Write report.html for a finished run: headline figures, pictures, and a searchable verdict table."""
-    provenance = read_json(out_dir / "provenance.json")
-    digest = read_verdicts(out_dir / "verdicts.jsonl")
-    return write_page(out_dir / "report.html", render_report(summary, ratings, digest, provenance))
+def write_report(
+    run: RunDir, summary: Summary, ratings: Sequence[Mapping[str, Any]], provenance: Mapping[str, Any] | None = None
+) -> Path:
+    """Write report.html for a finished run: headline figures, pictures, and a searchable verdict table. The
+    provenance the run has just written is handed in; without it, it is read from provenance.json."""
+    if provenance is None:
+        provenance = read_json(run.provenance)
+    digest = read_verdicts(run.verdicts)
+    return write_page(run.report, render_report(summary, ratings, digest, provenance))

@@ -19,6 +19,7 @@ from judgebias.core.sampling import Judged, Strategy, draw, order_distribution, 
 from judgebias.io.dataset import load_items, resolve_path
 from judgebias.io.files import write_csv, write_json, write_text_atomic
 from judgebias.io.jsonl import json_lines
+from judgebias.io.run_dir import RunDir
 
 SAMPLE = "sample.jsonl"
 SAMPLE_INFO = "sample.json"
@@ -44,7 +45,8 @@ class JudgedRun:
 
 def read_run(folder: Path) -> JudgedRun:
     """A run (or sweep job) folder's provenance, dataset and verdicts, or a UserError saying what is missing."""
-    provenance_path, verdicts_path = folder / "provenance.json", folder / "verdicts.jsonl"
+    run = RunDir(folder)
+    provenance_path, verdicts_path = run.provenance, run.verdicts
     for path in (provenance_path, verdicts_path):
         if not path.is_file():
             raise UserError(f"{path}: missing: point at a finished run folder (or one job folder of a sweep)")
