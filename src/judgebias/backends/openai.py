@@ -81,6 +81,19 @@ def api_error() -> type[Exception]:
     return error
 
 
+@dataclasses.dataclass
+class _Call:
+    """One call's request and what its attempts have seen so far (a call may take several requests)."""
+
+    create: Callable[..., Any]
+    body: dict[str, Any]
+    separately: tuple[str, ...]
+    estimate: int  # prompt and reply tokens, for the pacer
+    headers: dict[str, str] | None
+    sent: int = 0  # requests actually sent (for messages)
+    cut_off: int = 0  # of those, replies cut off at max_tokens before a verdict
+
+
 class OpenAIJudge(Backend):
     """A judge behind an OpenAI-compatible endpoint: chat completions, or completions (`judge.api`)."""
 
@@ -256,77 +269,21 @@ class OpenAIJudge(Backend):
         attempt after one of them is sent unless `meter` admits it."""
         client = self._openai()
         endpoint = client.completions if self.completions else client.chat.completions
-        create = endpoint.with_raw_response.create  # the SDK loads its parts before a slot
-        body = self.request_body(request.messages, request.sample)
-        # The model (and a completion's prompt, which the SDK requires) go as arguments, the rest as extra_body.
-        separately = ("model", "prompt") if self.completions else SENT_SEPARATELY
-        estimate = estimate_prompt_tokens(request.messages) + (self.config.max_tokens or 0)
-        headers = self._headers() if self.config.extra_headers else None
-        labels = request.view.labels(self.rubric.tie_label)
-        per_token = REPLY_BYTES_PER_TOKEN_LOGPROBS if self.config.logprobs else REPLY_BYTES_PER_TOKEN
-        reply_bound = max(MIN_REPLY_BOUND, per_token * (self.config.max_tokens or 0))
-        sent = 0  # requests actually sent for this call (for messages)
-        cut_off = 0  # of those, replies cut off at max_tokens before a verdict
+        call = _Call(
+            create=endpoint.with_raw_response.create,  # the SDK loads its parts before a slot
+            body=self.request_body(request.messages, request.sample),
+            # The model (and a completion's prompt, which the SDK requires) go as arguments, the rest as extra_body.
+            separately=("model", "prompt") if self.completions else SENT_SEPARATELY,
+            estimate=estimate_prompt_tokens(request.messages) + (self.config.max_tokens or 0),
+            headers=self._headers() if self.config.extra_headers else None,
+        )
 
         def attempt() -> Reply:
-            nonlocal body, sent, cut_off
             self._raise_if_stopped()
             if meter is not None and not meter.before_attempt():
                 raise SpendingCapReached("not sent: another attempt of this call could pass the spending cap")
-            ticket = self.pacer.wait(estimate)
-            try:
-                self._raise_if_stopped()
-                sent += 1
-                arguments = {k: body[k] for k in separately}
-                if not self.completions:
-                    arguments["messages"] = ()  # sent in extra_body (see SENT_SEPARATELY)
-                raw = create(
-                    **arguments,
-                    extra_body={k: v for k, v in body.items() if k not in separately},
-                    extra_headers=headers,
-                )
-            except Exception as error:
-                self.pacer.release(ticket, succeeded=False, throttled=is_throttled(error))
-                self._count_gateway_retries(error)
-                if meter is not None and may_have_been_billed(error):
-                    meter.billed(None)  # the server may have finished the request, and billed it
-                if "logprobs" in body and _refuses_logprobs(error):
-                    # Degrade to hard verdicts rather than fail the run: this and every later call go without.
-                    self.logprobs_refused = True
-                    body = {k: v for k, v in body.items() if k not in ("logprobs", "top_logprobs")}
-                    return attempt()
-                raise
-            self.pacer.release(ticket)
-            response_headers = raw.headers
-            if window_exhausted(response_headers):  # the next request would be refused: everyone waits
-                wait = announced_wait(response_headers, time.time())
-                if wait:
-                    self.pacer.pause_all(min(wait, self.config.max_wait))
-            text = raw.text
-            if len(text) > reply_bound:  # a reply no budget of judge.max_tokens could hold: not parsed
-                return _truncated(
-                    Reply(None),
-                    f"the reply was {len(text):,} characters, more than the {reply_bound:,} a reply to "
-                    f"judge.max_tokens={self.config.max_tokens} can hold: not read",
-                )
-            reply = self._read(self.redact.known(text), response_headers, labels)
-            if reply.outcome in TRANSIENT_OUTCOMES:
-                if meter is not None:
-                    meter.billed(reply)  # a 200 is billed, whatever it holds
-                raise UnusableReply(reply)
-            if reply.finish_reason == "length" and reply.outcome is None and not self.completions:
-                if not answer_part(reply.text or "").strip():
-                    with self._lock:  # the whole budget went to reasoning (hidden, or an unclosed <think>)
-                        self.budget_spent += 1
-                    return _truncated(reply, "the judge spent its whole budget before answering")
-                if self._unreadable(reply, request):
-                    cut_off += 1
-                    if self._sampled() and cut_off <= TRUNCATED_RETRIES:
-                        if meter is not None:
-                            meter.billed(reply)
-                        raise TruncatedReply(reply)  # another sample may fit; at temperature 0 it would not
-                    return _truncated(reply, "the reply was cut off at judge.max_tokens before a readable verdict")
-            return reply
+            raw = self._send(call, meter)
+            return attempt() if raw is None else self._reply_of(raw, call, request, meter)
 
         try:
             reply = call_with_retries(
@@ -346,14 +303,81 @@ class OpenAIJudge(Backend):
         except CacheUnavailable:
             raise  # the shared quota's Redis is gone: the run stops, this call was not sent
         except Exception as error:
-            failure = classify(error)
-            if failure.kind == FailureKind.unreachable and not self.reached:
-                # Nothing has ever come back: the endpoint is down or wrong, and every other call would fail too.
-                raise FatalJudgeError(f"{self.describe()}: {failure.reason}") from None
-            outcome = error.reply.outcome if isinstance(error, UnusableReply) else None
-            raise CallFailed(f"{failure.reason} (after {_attempts_text(error, sent)})", outcome, failure.kind) from None
+            raise self._failed(error, call.sent) from None
         self.reached = True
         return reply
+
+    def _send(self, call: _Call, meter: AttemptMeter | None) -> Any:
+        """One request of the call through the pacer: the SDK's raw response, or None when the server refused
+        log-probabilities (dropped from here on: ask again without them)."""
+        ticket = self.pacer.wait(call.estimate)
+        try:
+            self._raise_if_stopped()
+            call.sent += 1
+            arguments = {k: call.body[k] for k in call.separately}
+            if not self.completions:
+                arguments["messages"] = ()  # sent in extra_body (see SENT_SEPARATELY)
+            raw = call.create(
+                **arguments,
+                extra_body={k: v for k, v in call.body.items() if k not in call.separately},
+                extra_headers=call.headers,
+            )
+        except Exception as error:
+            self.pacer.release(ticket, succeeded=False, throttled=is_throttled(error))
+            self._count_gateway_retries(error)
+            if meter is not None and may_have_been_billed(error):
+                meter.billed(None)  # the server may have finished the request, and billed it
+            if "logprobs" in call.body and _refuses_logprobs(error):
+                # Degrade to hard verdicts rather than fail the run: this and every later call go without.
+                self.logprobs_refused = True
+                call.body = {k: v for k, v in call.body.items() if k not in ("logprobs", "top_logprobs")}
+                return None
+            raise
+        self.pacer.release(ticket)
+        if window_exhausted(raw.headers):  # the next request would be refused: everyone waits
+            wait = announced_wait(raw.headers, time.time())
+            if wait:
+                self.pacer.pause_all(min(wait, self.config.max_wait))
+        return raw
+
+    def _reply_of(self, raw: Any, call: _Call, request: Request, meter: AttemptMeter | None) -> Reply:
+        """The attempt's reply; raises UnusableReply or TruncatedReply for a billed reply worth asking again."""
+        text = raw.text
+        per_token = REPLY_BYTES_PER_TOKEN_LOGPROBS if self.config.logprobs else REPLY_BYTES_PER_TOKEN
+        reply_bound = max(MIN_REPLY_BOUND, per_token * (self.config.max_tokens or 0))
+        if len(text) > reply_bound:  # a reply no budget of judge.max_tokens could hold: not parsed
+            return _truncated(
+                Reply(None),
+                f"the reply was {len(text):,} characters, more than the {reply_bound:,} a reply to "
+                f"judge.max_tokens={self.config.max_tokens} can hold: not read",
+            )
+        reply = self._read(self.redact.known(text), raw.headers, request.view.labels(self.rubric.tie_label))
+        if reply.outcome in TRANSIENT_OUTCOMES:
+            if meter is not None:
+                meter.billed(reply)  # a 200 is billed, whatever it holds
+            raise UnusableReply(reply)
+        if reply.finish_reason == "length" and reply.outcome is None and not self.completions:
+            if not answer_part(reply.text or "").strip():
+                with self._lock:  # the whole budget went to reasoning (hidden, or an unclosed <think>)
+                    self.budget_spent += 1
+                return _truncated(reply, "the judge spent its whole budget before answering")
+            if self._unreadable(reply, request):
+                call.cut_off += 1
+                if self._sampled() and call.cut_off <= TRUNCATED_RETRIES:
+                    if meter is not None:
+                        meter.billed(reply)
+                    raise TruncatedReply(reply)  # another sample may fit; at temperature 0 it would not
+                return _truncated(reply, "the reply was cut off at judge.max_tokens before a readable verdict")
+        return reply
+
+    def _failed(self, error: Exception, sent: int) -> Exception:
+        """The error a call that failed for good raises: FatalJudgeError when nothing has ever come back from an
+        endpoint that cannot be reached (every other call would fail too), else CallFailed with its kind."""
+        failure = classify(error)
+        if failure.kind == FailureKind.unreachable and not self.reached:
+            return FatalJudgeError(f"{self.describe()}: {failure.reason}")
+        outcome = error.reply.outcome if isinstance(error, UnusableReply) else None
+        return CallFailed(f"{failure.reason} (after {_attempts_text(error, sent)})", outcome, failure.kind)
 
     def _read(self, text: str, headers: Any, labels: tuple[str, str, str]) -> Reply:
         """The reply in a response body: a completion's first token, or a chat reply (backends.chat_reply), never
