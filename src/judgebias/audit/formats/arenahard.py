@@ -20,7 +20,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -166,27 +166,7 @@ def convert_arenahard(
         version = "v2" if "uid" in record else "v0.1"
         key = key_field(record, "uid" if version == "v2" else "question_id", source, line)
         model, judge = text_field(record, "model", source, line), text_field(record, "judge", source, line)
-        games = record.get("games")
-        if not isinstance(games, list) or len(games) != 2:
-            raise fail(source, line, "games", "must be a list of two games (baseline shown first, then the model)")
-        texts: list[str | None] = []
-        labels: list[str | None] = []
-        prompts: list[Any] = []
-        for index, game in enumerate(games):
-            name = f"games[{index}]"
-            if game is None:  # the judge call failed: gen_judgment.py stores null
-                texts.append(None)
-                labels.append(None)
-                prompts.append(None)
-                continue
-            if not isinstance(game, dict):
-                raise fail(source, line, name, f"must be an object or null, got {type(game).__name__}")
-            texts.append(_game_text(game, source, line, name))
-            score = game.get("score")
-            if score is not None and not isinstance(score, str):
-                raise fail(source, line, f"{name}.score", f"must be a verdict label or null, got {json.dumps(score)}")
-            labels.append(score)
-            prompts.append(game.get("user_prompt"))
+        games = _games(record, source, line)
         if key not in questions:
             raise fail(
                 source, line, "uid" if version == "v2" else "question_id", f"question {key} is not in question.jsonl"
@@ -210,33 +190,8 @@ def convert_arenahard(
             "category": question.get("category", record.get("category")),
         } | {k: v for k, v in question.items() if k not in ("uid", "question_id", "prompt", "category", "turns")}
         items.add(item)
-        row: dict[str, Any] = {
-            "id": item_id,
-            "judge": judge,
-            "judge_model": judge,
-            "model": model,
-            "baseline": against,
-            "version": version,
-            "call1": arenahard_side(labels[1]),  # games[1]: the model (a) shown first
-            "call2": arenahard_side(labels[0]),  # games[0]: the baseline (b) shown first
-            "score1": labels[1],
-            "score2": labels[0],
-            "raw1": texts[1],
-            "raw2": texts[0],
-            "source": where(source, line),
-            "tool": {k: v for k, v in record.items() if k != "games"} | {"baseline": against, "games": games},
-        }
-        row |= order_evidence(
-            [(prompts[0], answers[against][key], answers[model][key]),
-             (prompts[1], answers[model][key], answers[against][key])]
-        )  # fmt: skip
-        if model == against:
-            row["left_out"] = "the baseline judged against itself"
-        elif model == judge:
-            row["left_out"] = "the judge's own answers (show_result.py leaves the judge's model out)"
-        for order, game_index in ((1, 1), (2, 0)):
-            if games[game_index] is None:
-                row[f"error{order}"] = f"Arena-Hard recorded no game {game_index + 1} (the judge call failed)"
+        shown = (answers[model][key], answers[against][key])
+        row = _game_row(record, item_id, version, (model, against, judge), games, shown, where(source, line))
         out.judgments.append(row)
     out.items = list(items.rows.values())
     versions = sorted({row["version"] for row in out.judgments})
@@ -249,6 +204,82 @@ def convert_arenahard(
             "out of the pooled figures"
         )
     return out
+
+
+class _Games(NamedTuple):
+    """A line's two games as recorded, and each game's judgment text, verdict label and prompt."""
+
+    recorded: list[Any]
+    texts: list[str | None]
+    labels: list[str | None]
+    prompts: list[Any]
+
+
+def _games(record: Mapping[str, Any], source: str, line: int) -> _Games:
+    """A line's two games (baseline shown first, then the model), each game's judgment text, verdict label and
+    prompt; a failed game (null, as gen_judgment.py stores it) is None in each."""
+    games = record.get("games")
+    if not isinstance(games, list) or len(games) != 2:
+        raise fail(source, line, "games", "must be a list of two games (baseline shown first, then the model)")
+    texts: list[str | None] = []
+    labels: list[str | None] = []
+    prompts: list[Any] = []
+    for index, game in enumerate(games):
+        name = f"games[{index}]"
+        if game is None:  # the judge call failed: gen_judgment.py stores null
+            texts.append(None)
+            labels.append(None)
+            prompts.append(None)
+            continue
+        if not isinstance(game, dict):
+            raise fail(source, line, name, f"must be an object or null, got {type(game).__name__}")
+        texts.append(_game_text(game, source, line, name))
+        score = game.get("score")
+        if score is not None and not isinstance(score, str):
+            raise fail(source, line, f"{name}.score", f"must be a verdict label or null, got {json.dumps(score)}")
+        labels.append(score)
+        prompts.append(game.get("user_prompt"))
+    return _Games(games, texts, labels, prompts)
+
+
+def _game_row(
+    record: Mapping[str, Any],
+    item_id: str,
+    version: str,
+    who: tuple[str, str, str],
+    games: _Games,
+    shown: tuple[str, str],
+    source: str,
+) -> dict[str, Any]:
+    """Both games of a line as the judgment row of its item (the model is a), with the order its prompts prove
+    and the reason a line is kept out of the pooled figures."""
+    (model, against, judge), (model_answer, baseline_answer) = who, shown
+    labels, texts, prompts = games.labels, games.texts, games.prompts
+    row: dict[str, Any] = {
+        "id": item_id,
+        "judge": judge,
+        "judge_model": judge,
+        "model": model,
+        "baseline": against,
+        "version": version,
+        "call1": arenahard_side(labels[1]),  # games[1]: the model (a) shown first
+        "call2": arenahard_side(labels[0]),  # games[0]: the baseline (b) shown first
+        "score1": labels[1],
+        "score2": labels[0],
+        "raw1": texts[1],
+        "raw2": texts[0],
+        "source": source,
+        "tool": {k: v for k, v in record.items() if k != "games"} | {"baseline": against, "games": games.recorded},
+    }
+    row |= order_evidence([(prompts[0], baseline_answer, model_answer), (prompts[1], model_answer, baseline_answer)])
+    if model == against:
+        row["left_out"] = "the baseline judged against itself"
+    elif model == judge:
+        row["left_out"] = "the judge's own answers (show_result.py leaves the judge's model out)"
+    for order, game_index in ((1, 1), (2, 0)):
+        if games.recorded[game_index] is None:
+            row[f"error{order}"] = f"Arena-Hard recorded no game {game_index + 1} (the judge call failed)"
+    return row
 
 
 def show_result(

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -151,94 +152,138 @@ def convert_fastchat(
     items, seen = Items(), Seen()
     references = references or {}
     for source, line, value in judgments:
-        record = record_object(source, line, value)
-        qid = key_field(record, "question_id", source, line)
-        model_1, model_2 = text_field(record, "model_1", source, line), text_field(record, "model_2", source, line)
-        if "g1_winner" not in record and "winner" in record:
-            raise fail(source, line, "g1_winner", "missing: this is a single-game line (`winner`), not a pairwise one")
-        if "g1_winner" not in record and "score" in record and "model" in record:
-            raise fail(source, line, "g1_winner", "missing: this is a single-answer grade (a *_single.jsonl line)")
-        for name in ("g1_winner", "g2_winner"):
-            if record.get(name) not in FASTCHAT_WINNERS:
-                raise fail(
-                    source, line, name, f"must be one of {', '.join(FASTCHAT_WINNERS)}, got {record.get(name)!r}"
-                )
-        judge = record.get("judge")
-        if not (isinstance(judge, list) and len(judge) == 2 and all(isinstance(part, str) for part in judge)):
-            raise fail(source, line, "judge", f"must be [judge model, prompt name], got {json.dumps(judge)[:60]}")
-        judge_model, prompt = judge
-        turn = record.get("turn", 1)
-        if turn not in (1, 2):
-            raise fail(source, line, "turn", f"must be 1 or 2, got {turn!r}")
-        raws = [text_field(record, name, source, line) for name in ("g1_judgment", "g2_judgment")]
-        if qid not in questions:
-            raise fail(source, line, "question_id", f"question {qid} is not in question.jsonl")
-        question = questions[qid]
-        if len(question["turns"]) < turn:
-            raise fail(source, line, "turn", f"question {qid} has {len(question['turns'])} turn(s), not {turn}")
+        pair = _pair_line(record_object(source, line, value), source, line)
+        if pair.qid not in questions:
+            raise fail(source, line, "question_id", f"question {pair.qid} is not in question.jsonl")
+        question = questions[pair.qid]
+        if len(question["turns"]) < pair.turn:
+            raise fail(
+                source, line, "turn", f"question {pair.qid} has {len(question['turns'])} turn(s), not {pair.turn}"
+            )
         turns = {}
-        for name, model in (("model_1", model_1), ("model_2", model_2)):
-            answer = answers.get(model, {}).get(qid)
-            if answer is None or len(answer) < turn:
-                raise fail(source, line, name, f"no turn-{turn} answer of {model!r} to question {qid} in model_answer/")
+        for name, model in (("model_1", pair.model_1), ("model_2", pair.model_2)):
+            answer = answers.get(model, {}).get(pair.qid)
+            if answer is None or len(answer) < pair.turn:
+                raise fail(
+                    source,
+                    line,
+                    name,
+                    f"no turn-{pair.turn} answer of {model!r} to question {pair.qid} in model_answer/",
+                )
             turns[name] = answer
-        item_id = f"fastchat-q{qid}-t{turn}-{model_1}-vs-{model_2}"
-        name = f"{judge_model}/{prompt}"
-        seen.check(name, item_id, source, line)
-        reference_guided = "math" in prompt  # FastChat's pair-math-v1 prompts are the ones shown reference answers
-        item: dict[str, Any] = {
-            "id": item_id,
-            "question": question["turns"][turn - 1],
-            "a": turns["model_1"][turn - 1],
-            "b": turns["model_2"][turn - 1],
-            "model_a": model_1,
-            "model_b": model_2,
-            "question_id": question["question_id"],
-            "turn": turn,
-            "category": question.get("category"),
-        }
-        if turn == 2:
-            item |= {
-                "question_turn1": question["turns"][0],
-                "a_turn1": turns["model_1"][0],
-                "b_turn1": turns["model_2"][0],
-            }
-        reference = references.get(judge_model, {}).get(qid) if reference_guided else None
-        if reference is None and reference_guided and isinstance(question.get("reference"), list):
-            reference = [str(part) for part in question["reference"]]
-        if reference:
-            for number, text in enumerate(reference[:turn], start=1):
-                item[f"reference_turn{number}"] = text
-        votes = _votes_for(human or {}, qid, turn, model_1, model_2)
-        if votes:
-            item["human_votes"] = votes
-            item["human"] = majority(votes)
+        item = _pair_item(pair, question, turns, references, human or {})
+        seen.check(pair.judge_name, item["id"], source, line)
         items.add(item)
-        row: dict[str, Any] = {
-            "id": item_id,
-            "judge": name,
-            "judge_model": judge_model,
-            "prompt": prompt,
-            "reference_guided": reference_guided,
-            "call1": _fastchat_positional(record["g1_winner"], 1),
-            "call2": _fastchat_positional(record["g2_winner"], 2),
-            "raw1": raws[0],
-            "raw2": raws[1],
-            "source": where(source, line),
-            "tool": {k: v for k, v in record.items() if k not in ("g1_judgment", "g2_judgment")},
-        }
-        row |= order_evidence(
-            [(record.get("g1_user_prompt"), turns["model_1"][turn - 1], turns["model_2"][turn - 1]),
-             (record.get("g2_user_prompt"), turns["model_2"][turn - 1], turns["model_1"][turn - 1])]
-        )  # fmt: skip
-        for order, raw in enumerate(raws, start=1):
-            if raw == FASTCHAT_ERROR_OUTPUT:
-                row[f"error{order}"] = f"FastChat recorded {FASTCHAT_ERROR_OUTPUT} (every API retry failed)"
-        out.judgments.append(row)
+        out.judgments.append(_pair_row(pair, item["id"], turns, source, line))
     out.items = list(items.rows.values())
     if references and not any(row["reference_guided"] for row in out.judgments):
         out.notes.append("reference answers were given but no judgment used a reference-guided (math) prompt")
     return out
+
+
+@dataclass(frozen=True)
+class _PairLine:
+    """One checked line of a FastChat pair file."""
+
+    record: dict[str, Any]
+    qid: str
+    model_1: str
+    model_2: str
+    judge_model: str
+    prompt: str
+    turn: int
+    raws: tuple[str, str]  # g1_judgment, g2_judgment
+
+    @property
+    def judge_name(self) -> str:
+        return f"{self.judge_model}/{self.prompt}"
+
+    @property
+    def reference_guided(self) -> bool:
+        return "math" in self.prompt  # FastChat's pair-math-v1 prompts are the ones shown reference answers
+
+
+def _pair_line(record: dict[str, Any], source: str, line: int) -> _PairLine:
+    """A pair line's fields, each checked; a single-game or single-answer line is named as what it is."""
+    qid = key_field(record, "question_id", source, line)
+    model_1, model_2 = text_field(record, "model_1", source, line), text_field(record, "model_2", source, line)
+    if "g1_winner" not in record and "winner" in record:
+        raise fail(source, line, "g1_winner", "missing: this is a single-game line (`winner`), not a pairwise one")
+    if "g1_winner" not in record and "score" in record and "model" in record:
+        raise fail(source, line, "g1_winner", "missing: this is a single-answer grade (a *_single.jsonl line)")
+    for name in ("g1_winner", "g2_winner"):
+        if record.get(name) not in FASTCHAT_WINNERS:
+            raise fail(source, line, name, f"must be one of {', '.join(FASTCHAT_WINNERS)}, got {record.get(name)!r}")
+    judge = record.get("judge")
+    if not (isinstance(judge, list) and len(judge) == 2 and all(isinstance(part, str) for part in judge)):
+        raise fail(source, line, "judge", f"must be [judge model, prompt name], got {json.dumps(judge)[:60]}")
+    turn = record.get("turn", 1)
+    if turn not in (1, 2):
+        raise fail(source, line, "turn", f"must be 1 or 2, got {turn!r}")
+    raws = (text_field(record, "g1_judgment", source, line), text_field(record, "g2_judgment", source, line))
+    return _PairLine(record, qid, model_1, model_2, judge[0], judge[1], turn, raws)
+
+
+def _pair_item(
+    pair: _PairLine,
+    question: Mapping[str, Any],
+    turns: Mapping[str, list[str]],
+    references: Mapping[str, Mapping[str, list[str]]],
+    human: Mapping[tuple[str, int, str, str], list[str]],
+) -> dict[str, Any]:
+    """The item a pair line judged: the question's turn, both models' answers (turn 1 too for a turn-2 line), the
+    reference a math prompt was shown, and people's votes."""
+    turn = pair.turn
+    item: dict[str, Any] = {
+        "id": f"fastchat-q{pair.qid}-t{turn}-{pair.model_1}-vs-{pair.model_2}",
+        "question": question["turns"][turn - 1],
+        "a": turns["model_1"][turn - 1],
+        "b": turns["model_2"][turn - 1],
+        "model_a": pair.model_1,
+        "model_b": pair.model_2,
+        "question_id": question["question_id"],
+        "turn": turn,
+        "category": question.get("category"),
+    }
+    if turn == 2:
+        item |= {"question_turn1": question["turns"][0], "a_turn1": turns["model_1"][0], "b_turn1": turns["model_2"][0]}
+    reference = references.get(pair.judge_model, {}).get(pair.qid) if pair.reference_guided else None
+    if reference is None and pair.reference_guided and isinstance(question.get("reference"), list):
+        reference = [str(part) for part in question["reference"]]
+    if reference:
+        for number, text in enumerate(reference[:turn], start=1):
+            item[f"reference_turn{number}"] = text
+    votes = _votes_for(human, pair.qid, turn, pair.model_1, pair.model_2)
+    if votes:
+        item["human_votes"] = votes
+        item["human"] = majority(votes)
+    return item
+
+
+def _pair_row(pair: _PairLine, item_id: str, turns: Mapping[str, list[str]], source: str, line: int) -> dict[str, Any]:
+    """Both games of a pair line as the judgment row of its item, with the order its prompts prove."""
+    record, turn = pair.record, pair.turn
+    row: dict[str, Any] = {
+        "id": item_id,
+        "judge": pair.judge_name,
+        "judge_model": pair.judge_model,
+        "prompt": pair.prompt,
+        "reference_guided": pair.reference_guided,
+        "call1": _fastchat_positional(record["g1_winner"], 1),
+        "call2": _fastchat_positional(record["g2_winner"], 2),
+        "raw1": pair.raws[0],
+        "raw2": pair.raws[1],
+        "source": where(source, line),
+        "tool": {k: v for k, v in record.items() if k not in ("g1_judgment", "g2_judgment")},
+    }
+    row |= order_evidence(
+        [(record.get("g1_user_prompt"), turns["model_1"][turn - 1], turns["model_2"][turn - 1]),
+         (record.get("g2_user_prompt"), turns["model_2"][turn - 1], turns["model_1"][turn - 1])]
+    )  # fmt: skip
+    for order, raw in enumerate(pair.raws, start=1):
+        if raw == FASTCHAT_ERROR_OUTPUT:
+            row[f"error{order}"] = f"FastChat recorded {FASTCHAT_ERROR_OUTPUT} (every API retry failed)"
+    return row
 
 
 def export_fastchat(
