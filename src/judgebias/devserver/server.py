@@ -70,6 +70,7 @@ WAIT_STYLES: Final = ("openai", "litellm", "reset")  # how a 429 announces its w
 # A batch line's body (JSON) can take each of them but an HTML page.
 REPLY_SHAPES: Final = (*LINE_SHAPES[:-1], "html", LINE_SHAPES[-1])
 ERROR_STYLES: Final = ("openai", "gateway")  # gateway: the status in the body's code, LiteLLM's auth errors
+ANSWERED_FAULTS = frozenset({"fail_first_n", "p429", "p500"})  # injected faults sent in place of an answer
 REASONING_TOKENS: Final = {"minimal": 16, "low": 128, "medium": 512, "high": 2048}  # hidden tokens spent per effort
 DEFAULT_MODEL: Final = "judgebias-dev"
 NO_ANSWERS_REPLY: Final = "I cannot find two answers."
@@ -475,12 +476,34 @@ class _Handler(BaseHTTPRequestHandler):
     def _admit_and_answer(
         self, body: bytes, digest: bytes, serial: int, options: ServerOptions, *, text: bool = False
     ) -> None:
+        """Refuse the request as the server configured would (quota, rate limit, a bad or refused body, injected
+        faults), or answer it."""
+        state = self._server.state
+        if self._throttled(options):
+            return
+        request = self._admitted_request(body, options, text=text)
+        if request is None:
+            return
+        with state.lock:
+            attempt = state.admitted_per_body.get(digest, 0)
+            state.admitted_per_body[digest] = attempt + 1
+        fault = self._injected_fault(options, digest, attempt)
+        if fault in ANSWERED_FAULTS:
+            return
+        if options.latency > 0 and state.stopping.wait(options.latency):
+            return
+        if fault == "phang" and state.stopping.wait(options.hang_seconds):
+            return
+        self._answer(request, options, serial, attempt, fault, text=text)
+
+    def _throttled(self, options: ServerOptions) -> bool:
+        """A spent quota or an empty token bucket: the 429 sent (True), else False."""
         state = self._server.state
         if options.quota_exhausted:
             self._fault("quota_exhausted")
             message = "You exceeded your current quota, please check your plan and billing details."
             self._send_error(429, message, "insufficient_quota", "insufficient_quota", count=True)
-            return
+            return True
         if state.bucket is not None:
             with state.lock:
                 wait = state.bucket.take()
@@ -489,35 +512,40 @@ class _Handler(BaseHTTPRequestHandler):
                 headers = _wait_headers(wait, options.wait_style)
                 message = f"Rate limit reached for requests. Please try again in {math.ceil(wait * 1000)}ms."
                 self._send_error(429, message, "requests", "rate_limit_exceeded", headers=headers, count=True)
-                return
+                return True
+        return False
+
+    def _admitted_request(self, body: bytes, options: ServerOptions, *, text: bool) -> dict[str, Any] | None:
+        """The request as the server reads it (a reasoning model's dropped settings gone), or None when it was
+        refused with the error a real server sends (bad JSON, no messages, model, streaming, context, key)."""
         try:
             request = json.loads(body)
         except (ValueError, UnicodeDecodeError):
             self._send_error(400, "The request body is not valid JSON.", "invalid_request_error", None, count=True)
-            return
+            return None
         field_, kind = ("prompt", str) if text else ("messages", list)
         if not isinstance(request, dict) or not isinstance(request.get(field_), kind):
             message = f"The request body must be a JSON object with a {'prompt string' if text else 'messages list'}."
             self._send_error(400, message, "invalid_request_error", None, count=True)
-            return
+            return None
         model = request.get("model")
         if not isinstance(model, str) or not model:
             self._send_error(400, "You must provide a model parameter.", "invalid_request_error", None, count=True)
-            return
+            return None
         if not self._model_allowed(model):
             self._model_not_found(model, count=True)
-            return
+            return None
         if request.get("stream"):
             message = "Streaming is not supported by the judgebias devserver."
             self._send_error(400, message, "invalid_request_error", None, count=True)
-            return
+            return None
         reasoning = model in options.reasoning_models
         if reasoning and options.drop_params:
             request = _dropped(request)
         refused = _reasoning_refusal(request) if reasoning else None
         if refused is not None:
             self._send_error(400, refused[0], "invalid_request_error", refused[1], count=True)
-            return
+            return None
         asked = _prompt_words(request) + _budget(request)
         if options.n_ctx is not None and asked > options.n_ctx:
             message = (  # llama-cpp-python's words and code
@@ -526,22 +554,24 @@ class _Handler(BaseHTTPRequestHandler):
                 "Please reduce your prompt; or completion length."
             )
             self._send_error(400, message, "invalid_request_error", "context_length_exceeded", count=True)
-            return
+            return None
         if options.upstream_key_refused:
             message = (
                 "litellm.AuthenticationError: AuthenticationError: OpenAIException - Incorrect API key provided. "
                 "(judgebias devserver)"
             )
             self._send_error(401, message, "authentication_error", None, count=True)
-            return
+            return None
+        admitted: dict[str, Any] = request
+        return admitted
 
-        with state.lock:
-            attempt = state.admitted_per_body.get(digest, 0)
-            state.admitted_per_body[digest] = attempt + 1
+    def _injected_fault(self, options: ServerOptions, digest: bytes, attempt: int) -> str | None:
+        """The fault drawn for this attempt of a body (fail_first_n, then the configured chances); the faults in
+        ANSWERED_FAULTS are sent here."""
         if attempt < options.fail_first_n:
             self._fault("fail_first_n")
             self._server_error()
-            return
+            return "fail_first_n"
         fault = _draw_fault(options, digest, attempt)
         if fault is not None:
             self._fault(fault)
@@ -549,19 +579,27 @@ class _Handler(BaseHTTPRequestHandler):
             message = "Rate limit reached for requests (injected fault)."
             headers = _retry_after_headers(options.fault_retry_after)
             self._send_error(429, message, "requests", "rate_limit_exceeded", headers=headers, count=True)
-            return
-        if fault == "p500":
+        elif fault == "p500":
             self._server_error()
-            return
-        if options.latency > 0 and state.stopping.wait(options.latency):
-            return
-        if fault == "phang" and state.stopping.wait(options.hang_seconds):
-            return
+        return fault
 
+    def _answer(
+        self,
+        request: dict[str, Any],
+        options: ServerOptions,
+        serial: int,
+        attempt: int,
+        fault: str | None,
+        *,
+        text: bool,
+    ) -> None:
+        """The completion, shaped as configured; cut off or reset mid-body when that fault was drawn."""
+        state = self._server.state
         if text:
             payload = _text_completion(request, options, serial)
         else:
             reply = _decide(request, options)
+            reasoning = request.get("model") in options.reasoning_models
             spent = REASONING_TOKENS[request.get("reasoning_effort") or "medium"] if reasoning else 0
             truncate = fault == "ptruncate"
             payload = _completion(request, reply, options, serial, truncate=truncate, reasoning_tokens=spent)
