@@ -182,8 +182,8 @@ class InlineBatches:
         return Reply(text, int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0)), self.model, "stop")
 
     def encode(self, line_id: str, body: Mapping[str, Any]) -> bytes:
-        """One request of the inline list."""
-        return json.dumps({"custom_id": line_id, "params": body}).encode()
+        """One request of the inline list, a line of its own."""
+        return json.dumps({"custom_id": line_id, "params": body}).encode() + b"\n"
 
     def stage(self, name: str, lines: list[bytes]) -> str | None:
         """Nothing is staged: the requests go with the batch."""
@@ -212,17 +212,28 @@ class InlineBatches:
         """Each result line: a message, or the provider's error type and message."""
         for url in state.results:
             for text in self._http(url).decode().splitlines():
-                record = json.loads(text)
-                result = record["result"]
-                if result["type"] == "succeeded":
-                    yield BatchLine(record["custom_id"], result["message"], None)
-                else:
-                    error = result.get("error") or {}
-                    yield BatchLine(record["custom_id"], None, f"{error.get('type')}: {error.get('message')}")
+                yield _result_line(json.loads(text))
+
+    def read_output(self, text: str, source: str) -> list[BatchLine]:
+        """A results file the user saved from the provider's results URL (one JSON object a line)."""
+        return [
+            _result_line(json.loads(line), number)
+            for number, line in enumerate(text.splitlines(), start=1)
+            if line.strip()
+        ]
 
     def control_failure(self, error: BaseException) -> str | None:
         """An HTTP error status: its code and the provider's message."""
         return str(error) if isinstance(error, Refused) else None
+
+
+def _result_line(record: Mapping[str, Any], number: int = 0) -> BatchLine:
+    """One result line: a message, or the provider's error type and message."""
+    result = record["result"]
+    if result["type"] == "succeeded":
+        return BatchLine(record["custom_id"], result["message"], None, number)
+    error = result.get("error") or {}
+    return BatchLine(record["custom_id"], None, f"{error.get('type')}: {error.get('message')}", number)
 
 
 def _state(batch: Mapping[str, Any]) -> BatchState:

@@ -16,7 +16,7 @@ from judgebias.batch.batcher import Batcher, BatchRecord, Ledger
 from judgebias.batch.prefill import prefill
 from judgebias.cache import ReplyCache, call_key
 from judgebias.config.schema import JudgeConfig, JudgeMode, ProgressMode
-from judgebias.core.errors import FatalJudgeError
+from judgebias.core.errors import BatchPending, FatalJudgeError
 from judgebias.core.item import Item
 from judgebias.core.prompt import shown
 from judgebias.core.record import Request
@@ -130,6 +130,19 @@ def test_a_batch_the_provider_refuses_stops_the_judge_in_one_line(tmp_path: Path
         assert 0 == provider.log.created
 
 
+def prepass_calls(judging: Judging, cache: ReplyCache) -> list[Call]:
+    """Three items in both orders as the pre-pass sees them: each call with its key and what the cache holds."""
+    made = []
+    for index in range(3):
+        item = Item(id=f"x{index}", question=f"q{index}", a=f"first {index}", b=f"second answer {index}")
+        for order in (1, 2):
+            messages = [{"role": "system", "content": "judge"}, {"role": "user", "content": f"{index}/{order}"}]
+            request = Request(item, shown(item, order, "letters"), messages)
+            key = call_key(judging.backend.cache_request(messages))
+            made.append(Call(judging, item, request, key, cache.get(key)))
+    return made
+
+
 def test_the_prepass_fills_a_batch_mode_judge_through_the_providers_transport(tmp_path: Path) -> None:
     """judge.mode=batch with this provider: every miss answered by batch, none sent live, the cache holds the
     provider's answers as replies (with its token counts), and a second pre-pass over the hits sends nothing."""
@@ -142,15 +155,7 @@ def test_the_prepass_fills_a_batch_mode_judge_through_the_providers_transport(tm
         cache = ReplyCache(str(tmp_path / "cache"), "use")
 
         def looked_up() -> list[Call]:
-            made = []
-            for index in range(3):
-                item = Item(id=f"x{index}", question=f"q{index}", a=f"first {index}", b=f"second answer {index}")
-                for order in (1, 2):
-                    messages = [{"role": "system", "content": "judge"}, {"role": "user", "content": f"{index}/{order}"}]
-                    request = Request(item, shown(item, order, "letters"), messages)
-                    key = call_key(judging.backend.cache_request(messages))
-                    made.append(Call(judging, item, request, key, cache.get(key)))
-            return made
+            return prepass_calls(judging, cache)
 
         result = prefill([judging], looked_up(), cache, RunDir(tmp_path / "run"), progress=ProgressMode.off)
         keys = [call.key for call in looked_up() if call.key is not None]
@@ -159,3 +164,35 @@ def test_the_prepass_fills_a_batch_mode_judge_through_the_providers_transport(tm
         assert {(20, 1)} == {(cache.get(k)["prompt_tokens"], cache.get(k)["completion_tokens"]) for k in keys}  # type: ignore[index]
         again = prefill([judging], looked_up(), cache, RunDir(tmp_path / "run2"), progress=ProgressMode.off)
         assert (set(), 1, 6) == (again.batched, provider.log.created, provider.log.requests)
+
+
+def test_export_and_import_use_the_providers_own_file_format(tmp_path: Path) -> None:
+    """judge.mode=export writes the provider's own request lines (the provider accepts them as a batch as they
+    are); judge.mode=import reads the provider's own results file, saved by hand, into the cache, marked imported,
+    and nothing else is sent."""
+    with InlineProvider() as provider:
+        transport = InlineBatches(provider.url)
+        judging = Judging("j", JudgeConfig(backend="openai", name="j", model="test-model"), InlineJudge(transport))
+        cache = ReplyCache(str(tmp_path / "cache"), "use")
+        wanted = prepass_calls(judging, cache)
+        run = RunDir(tmp_path / "run")
+
+        judging.config.mode = JudgeMode.export
+        with pytest.raises(BatchPending):
+            prefill([judging], wanted, cache, run, progress=ProgressMode.off)
+        lines = run.batch_input.read_bytes().splitlines(keepends=True)
+        # The user's own steps at the provider: the exported lines as a batch, its results saved to a file.
+        state = transport.create("by hand", None, lines)
+        while not state.ended:
+            state = transport.retrieve(state.id)
+        results = tmp_path / "results.jsonl"
+        results.write_bytes(b"".join(transport._http(url) for url in state.results))
+
+        judging.config.mode, judging.config.batch_file = JudgeMode("import"), str(results)
+        result = prefill([judging], prepass_calls(judging, cache), cache, run, progress=ProgressMode.off)
+
+    keys = [call.key for call in wanted if call.key is not None]
+    assert set(keys) == result.batched and {} == result.errors
+    assert answered(provider, keys) == {key: cache.get(key)["text"] for key in keys}  # type: ignore[index]
+    assert (1, 6) == (provider.log.created, provider.log.requests)  # the user's batch only
+    assert all(cache.get(key)["bundle"]["kind"] == "batch output file" for key in keys)  # type: ignore[index]

@@ -67,7 +67,8 @@ class BatchTransport(Protocol):
         """A reply read from the response body a batch line returned."""
 
     def encode(self, line_id: str, body: Mapping[str, Any]) -> bytes:
-        """One call as the provider's batch input holds it."""
+        """One call as the provider's batch input holds it: one line, with its newline (judge.mode=export writes
+        these lines as they are)."""
 
     def stage(self, name: str, lines: list[bytes]) -> str | None:
         """Put a batch's input where the provider keeps it apart from the batch; its id, or None (sent inline)."""
@@ -83,6 +84,10 @@ class BatchTransport(Protocol):
 
     def results(self, state: BatchState) -> Iterable[BatchLine]:
         """Every line's result of an ended batch."""
+
+    def read_output(self, text: str, source: str) -> list[BatchLine]:
+        """Every line of a results file the user hands in (judge.mode=import), in the provider's own format; a line
+        that is not one is a UserError naming `source` and its line."""
 
     def control_failure(self, error: BaseException) -> str | None:
         """A one-line reason when `error` is the provider's own (a refused upload, a batch route that fails), never

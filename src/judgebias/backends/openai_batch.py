@@ -121,6 +121,10 @@ class OpenAIBatches:
         """One line of the input file."""
         return input_line(line_id, body)
 
+    def read_output(self, text: str, source: str) -> list[BatchLine]:
+        """An output or error file downloaded by hand (OpenAI's format; vLLM's run-batch writes the same)."""
+        return read_results(text, source)
+
     def stage(self, name: str, lines: list[bytes]) -> str | None:
         """Upload the input file; its file id."""
         uploaded = self.client.files.create(file=(f"judgebias-{name}.jsonl", b"".join(lines)), purpose="batch")

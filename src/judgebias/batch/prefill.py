@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from judgebias.backends import BatchGaps, Call, Judging, openai_batch
+from judgebias.backends import BatchGaps, Call, Judging
 from judgebias.backends.base import BatchTransport
 from judgebias.batch import files as batchfile
 from judgebias.cache import ReplyStore
@@ -171,7 +171,7 @@ def _batch(
 
 
 def _export(judging: Judging, misses: dict[str, Request], run: RunDir) -> None:
-    """Write the misses as one OpenAI-format input file in the run folder, say how to run it, and stop."""
+    """Write the misses as one input file in the provider's format in the run folder, say how to run it, and stop."""
     backend = transport_of(judging)
     if not misses:
         return
@@ -179,7 +179,7 @@ def _export(judging: Judging, misses: dict[str, Request], run: RunDir) -> None:
     with path.open("wb") as file:
         for key, request in misses.items():
             body = backend.batch_body(request.messages, request.sample)
-            file.write(openai_batch.input_line(batchfile.custom_id(key), body))
+            file.write(backend.encode(batchfile.custom_id(key), body))
     output = path.with_name("batch_output.jsonl")
     raise BatchPending(
         f"judge {judging.name!r}: {len(misses)} calls written to {path}\n"
@@ -193,7 +193,8 @@ def _export(judging: Judging, misses: dict[str, Request], run: RunDir) -> None:
 def _import(
     judging: Judging, misses: dict[str, Request], known: set[str], cache: ReplyStore, result: Prefilled
 ) -> None:
-    """Load an OpenAI-format output file into the cache; a line for no call of this run is refused by number."""
+    """Load a results file in the provider's format into the cache; a line for no call of this run is refused by
+    number."""
     transport = transport_of(judging)  # a backend without batch support is refused before the file is read
     assert judging.config.batch_file, "settings.check_batch refuses judge.mode=import without judge.batch_file"
     path = Path(judging.config.batch_file).expanduser()
@@ -204,7 +205,7 @@ def _import(
         raise UserError(f"judge.batch_file={path}: cannot read it ({error.strerror})") from None
     except UnicodeDecodeError as error:
         raise UserError(f"judge.batch_file={path}: not UTF-8 text (byte {error.start + 1})") from None
-    lines = openai_batch.read_results(text, str(path))
+    lines = transport.read_output(text, str(path))
     # A file the user hands in proves no provider sent its replies (anyone can write one): each reply is marked in
     # the cache as imported, like a bundle's, so every later run, export and report says so.
     request = judging.backend.cache_request([])
