@@ -114,6 +114,7 @@ class Backend(ABC):
     gateway_retries_failed: int = 0  # upstream retries a gateway reported on the error responses it sent
     gateway_errors_unknown: int = 0  # error responses from a gateway that does not say how often it retried
     first_token: bool = False  # the verdict is the reply's first word (a completion after the answer cue)
+    reads_messages: bool = True  # False: the judge decides from the item and the view alone (no prompt rendered)
 
     @abstractmethod
     def complete(self, request: Request, meter: AttemptMeter | None = None) -> Reply:

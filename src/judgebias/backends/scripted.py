@@ -23,6 +23,8 @@ def format_reply(rubric: RubricConfig, label: str) -> str:
 class ScriptedJudge(Backend):
     """Offline judges with a fixed rule: for dry runs, tests, and the no-key default run."""
 
+    reads_messages = False  # the rule reads the shown answers, never the prompt
+
     def __init__(self, config: JudgeConfig, rubric: RubricConfig) -> None:
         check_judge(config)  # the strategy and its bias, also when built outside a run
         self.config = config

@@ -381,11 +381,16 @@ def _paid_judges(judgings: list[Judging]) -> dict[str, dict[str, Any]]:
 def _requests(config: Config, judgings: list[Judging], items: list[Item]) -> Iterator[tuple[Judging, Item, Request]]:
     """Every call of the run, item by item: for each judge, (a, b) then (b, a) when that order exists."""
     rubric = config.rubric
+    rendered = {j.name: j.backend.paid or j.backend.reads_messages for j in judgings}  # else nothing reads them
     for item in items:
         for judging in judgings:
             for order in _orders(judging.backend, item):
                 view = shown(item, order, rubric.labels)
-                messages = render_messages(item, view, rubric.system, rubric.user, rubric.tie_label)
+                messages = (
+                    render_messages(item, view, rubric.system, rubric.user, rubric.tie_label)
+                    if rendered[judging.name]
+                    else []
+                )
                 for sample in range(judging.config.samples):  # judge.samples asks of this order, in a row
                     yield judging, item, Request(item, view, messages, sample)
 
