@@ -253,23 +253,17 @@ def _win_tables(first: IntArray, second: IntArray, outcome: FloatArray, k: int) 
     """The k x k win table of the games under each row of a weights matrix (resamples x games): cell (i, j) sums
     the weighted wins of model i over model j, a tie half a win each.
 
-    Games of one pairing and one outcome add the same amounts to the same two cells, so each row's weights are
-    summed per such kind first (a gather and a reduceat over the games), and the few kinds are spread into the
-    table by one small matrix product: the cost per resample is a pass over the games, not a scatter of each."""
+    Games of one pairing and one outcome add the same amounts to the same two cells: each row's weights are summed
+    per such kind (stats.Kinds) and spread into the table by one small matrix product, not scattered game by game."""
     forward, backward = first * k + second, second * k + first
-    kind = forward * 3 + np.rint(outcome * 2).astype(np.int64)  # outcome is 0, 0.5 or 1
-    order = np.argsort(kind, kind="stable")
-    starts = np.flatnonzero(np.r_[True, np.diff(kind[order]) != 0])
-    kinds = order[starts]  # one game of each kind
-    spread = np.zeros((kinds.size, k * k), dtype=np.float64)
-    np.add.at(spread, (np.arange(kinds.size), forward[kinds]), outcome[kinds])
-    np.add.at(spread, (np.arange(kinds.size), backward[kinds]), 1.0 - outcome[kinds])
+    kinds = stats.kinds_of(forward, outcome)
+    one = kinds.first
+    spread = np.zeros((one.size, k * k), dtype=np.float64)
+    np.add.at(spread, (np.arange(one.size), forward[one]), outcome[one])
+    np.add.at(spread, (np.arange(one.size), backward[one]), 1.0 - outcome[one])
 
     def wins(weights: FloatArray) -> FloatArray:
-        if not order.size:
-            return np.zeros((weights.shape[0], k, k), dtype=np.float64)
-        per_kind = np.add.reduceat(weights[:, order], starts, axis=1)
-        table: FloatArray = (per_kind @ spread).reshape(weights.shape[0], k, k)
+        table: FloatArray = (kinds.summed(weights) @ spread).reshape(weights.shape[0], k, k)
         return table
 
     return wins
@@ -545,9 +539,12 @@ def _length_controlled(
         return out
     out["length_controlled_win_rate"] = float(stats.sigmoid(np.array([b0]))[0])
 
+    kinds = stats.kinds_of(z, y)  # items of equal length ratio and verdict enter the fit alike: fitted per kind
+    z_kind, y_kind = z[kinds.first], y[kinds.first]
+
     def replicates(weights: FloatArray) -> FloatArray:
         drawn = weights[:, keep]
-        intercepts, _ = stats.fit_logistic_batch(z, y, drawn, start=(b0, b1))
+        intercepts, _ = stats.fit_logistic_batch(z_kind, y_kind, kinds.summed(drawn), start=(b0, b1))
         # A resample with too few decisive draws has no fit either: undefined, left out of the percentiles.
         enough: FloatArray = np.where(drawn.sum(axis=1) >= _MIN_LC_ITEMS, stats.sigmoid(intercepts), np.nan)
         return enough

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
@@ -67,6 +68,38 @@ def resample_counts(n: int, resamples: int, seed: int, groups: IntArray | None =
     if groups.size != n:
         raise ValueError(f"cluster bootstrap needs one cluster per item: {groups.size} clusters for {n} items")
     return cluster_bootstrap_counts(groups, resamples, seed)
+
+
+@dataclass(frozen=True)
+class Kinds:
+    """Items grouped by equal values. A statistic that sees the items only through those values and their weights
+    is the same computed on one item of each kind with the kind's summed weight, which is far less work when many
+    items share values (a resample's cost becomes one pass to sum the weights)."""
+
+    order: IntArray  # the items, sorted by kind
+    starts: IntArray  # where each kind begins in `order`
+
+    @property
+    def first(self) -> IntArray:
+        """One item of each kind."""
+        return self.order[self.starts]
+
+    def summed(self, weights: FloatArray) -> FloatArray:
+        """Each row's weights summed per kind: (rows, kinds)."""
+        if not self.order.size:
+            return np.zeros((weights.shape[0], 0), dtype=np.float64)
+        out: FloatArray = np.add.reduceat(weights[:, self.order], self.starts, axis=1)
+        return out
+
+
+def kinds_of(*columns: FloatArray | IntArray) -> Kinds:
+    """The items (rows of the given columns) grouped by their values: equal in every column, one kind."""
+    if not columns or not np.asarray(columns[0]).size:
+        return Kinds(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+    _, inverse = np.unique(np.column_stack(columns), axis=0, return_inverse=True)
+    inverse = inverse.ravel()
+    order = np.argsort(inverse, kind="stable")
+    return Kinds(order, np.flatnonzero(np.r_[True, np.diff(inverse[order]) != 0]))
 
 
 def cluster_index(labels: Sequence[object]) -> IntArray:
