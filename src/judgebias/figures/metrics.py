@@ -356,11 +356,13 @@ class _StyleControlledRatings:
         self.y = np.concatenate([outcome, np.full(len(pairs), 0.5)])
         self.prior = np.full(len(pairs), _BT_PRIOR)
         self.fitted: FloatArray | None = None
+        self.kinds = stats.kinds_of(self.design, self.y)  # games alike in sides, covariates and outcome: one row
 
     def ratings(self, counts: FloatArray, start: FloatArray | None = None) -> FloatArray:
         """Style-controlled ratings for each row of game multiplicities (resamples x games)."""
         weights = np.hstack([counts, np.broadcast_to(self.prior, (counts.shape[0], self.prior.size))])
-        beta = stats.fit_logistic_many(self.design, self.y, weights, start=start)
+        one = self.kinds.first
+        beta = stats.fit_logistic_many(self.design[one], self.y[one], self.kinds.summed(weights), start=start)
         if self.fitted is None:
             self.fitted = beta[0]
         strengths = np.column_stack([np.zeros(counts.shape[0]), beta[:, : self.k - 1]])
@@ -610,9 +612,12 @@ def _style_controlled(items: Sequence[ItemResult], decisive: FloatArray, figures
     out["style_controlled_win_rate"] = float(stats.sigmoid(beta[:1])[0])
     out["style_coefficients"] = {name: float(b) for name, b in zip(names, beta[1:], strict=True)}
 
+    kinds = stats.kinds_of(design, y)  # items of equal covariates and verdict enter the fit alike
+    design_kind, y_kind = design[kinds.first], y[kinds.first]
+
     def replicates(weights: FloatArray) -> FloatArray:
         drawn = weights[:, keep]
-        intercepts = stats.fit_logistic_many(design, y, drawn, start=beta)[:, 0]
+        intercepts = stats.fit_logistic_many(design_kind, y_kind, kinds.summed(drawn), start=beta)[:, 0]
         enough: FloatArray = np.where(drawn.sum(axis=1) >= _MIN_SC_ITEMS, stats.sigmoid(intercepts), np.nan)
         return enough
 
