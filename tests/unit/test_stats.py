@@ -222,3 +222,37 @@ def test_ratio_is_nan_where_undefined() -> None:
 def test_sigmoid_does_not_overflow() -> None:
     """Large arguments saturate at 0 and 1 without overflow."""
     assert [0.0, 0.5, 1.0] == list(stats.sigmoid(np.array([-1000.0, 0.0, 1000.0])))
+
+
+def test_a_fit_on_kinds_of_item_with_summed_weights_is_the_fit_on_the_items() -> None:
+    """Items of equal covariate and outcome grouped, their resample weights summed: the same intercepts, to
+    rounding, as fitting every item under each resample's weights (the bootstrap's replicates use the former)."""
+    rng = np.random.default_rng(3)
+    x = rng.integers(-4, 5, 600) / 2.0  # few distinct values, as word-count ratios of short answers have
+    y = (rng.random(600) < 1 / (1 + np.exp(-0.4 - 0.8 * x))).astype(np.float64)
+    weights = rng.poisson(1.0, (40, 600)).astype(np.float64)
+    kinds = stats.kinds_of(x, y)
+
+    per_item, _ = stats.fit_logistic_batch(x, y, weights)
+    per_kind, _ = stats.fit_logistic_batch(x[kinds.first], y[kinds.first], kinds.summed(weights))
+
+    assert kinds.first.size <= 18 and np.allclose(per_item, per_kind, rtol=0, atol=1e-9)
+    design = np.column_stack([np.ones(600), x])
+    many = stats.fit_logistic_many(design, y, weights)
+    assert np.allclose(
+        many, stats.fit_logistic_many(design[kinds.first], y[kinds.first], kinds.summed(weights)), atol=1e-9
+    )
+
+
+def test_summed_weights_per_kind_equal_a_plain_loop() -> None:
+    """Kinds.summed: for each resample, the weight of each kind is the sum over its items, counted by hand."""
+    rng = np.random.default_rng(4)
+    a, b = rng.integers(0, 3, 50), rng.choice([0.0, 0.5, 1.0], 50)
+    weights = rng.poisson(1.0, (5, 50)).astype(np.float64)
+    kinds = stats.kinds_of(a, b)
+    summed = kinds.summed(weights)
+    for row in range(5):
+        for column, item in enumerate(kinds.first):
+            by_hand = sum(weights[row, i] for i in range(50) if (a[i], b[i]) == (a[item], b[item]))
+            assert by_hand == summed[row, column]
+    assert sorted(set(zip(a.tolist(), b.tolist(), strict=True))) == sorted((a[i], b[i]) for i in kinds.first.tolist())
