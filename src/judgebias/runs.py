@@ -23,7 +23,7 @@ from pathlib import Path
 
 from judgebias.core.errors import UserError
 from judgebias.core.terminal import escape_controls
-from judgebias.io.run_dir import HYDRA, LEFTOVERS, SUMMARY, RunDir
+from judgebias.io.run_dir import HYDRA, LEFTOVERS, MULTIRUN, SUMMARY, RunDir
 from judgebias.process import startup
 from judgebias.process.command import run_command
 
@@ -76,7 +76,7 @@ def run_folders(root: Path) -> Iterator[RunFolder]:
     """Every single run's folder below `root` (jobs of a sweep left out: the sweep's table lists them)."""
     for hydra in sorted(root.rglob(HYDRA)):
         folder = hydra.parent
-        if hydra.is_dir() and not (folder.parent / "multirun.yaml").exists():
+        if hydra.is_dir() and not (folder.parent / MULTIRUN).exists():
             yield describe(folder)
 
 

@@ -157,7 +157,7 @@ def test_table_is_capped_but_pictures_count_every_row(tmp_path: Path) -> None:
             file.write(json.dumps(row) + "\n")
     summary = {"judge": "j", "rubric": "r", "data": "d", "n_items": total, "win_rate": 0.66, "ci": {}}
 
-    page = write_report(RunDir(tmp_path), summary, []).read_text(encoding="utf-8")
+    page = write_report(RunDir(tmp_path), summary, [], {}).read_text(encoding="utf-8")
 
     assert MAX_TABLE_ROWS == page.count("<details><summary>replies</summary>")
     assert f"The table shows the first {MAX_TABLE_ROWS:,} of {total:,} items" in page

@@ -11,7 +11,6 @@ import pytest
 
 from judgebias.cache import ReplyCache, call_key
 from judgebias.cache.bundle import (
-    RUN_KEYS,
     KeyLog,
     export_bundle,
     import_bundle,
@@ -21,7 +20,7 @@ from judgebias.cache.bundle import (
     run_record,
 )
 from judgebias.core.errors import UserError
-from judgebias.io.run_dir import RunDir
+from judgebias.io.run_dir import CACHE_KEYS, RunDir
 
 
 def reply(n: int) -> dict[str, Any]:
@@ -87,7 +86,7 @@ def test_a_run_bundle_holds_only_that_run_s_replies_and_judges(filled: ReplyCach
     run.mkdir()
     judges = {"j": {"backend": "openai", "endpoint": "https://user:secret@gw.example/v1", "model": "m"}}
     record = run_record(judges, {"j": [key_of(1), key_of(2), key_of(1)]})
-    (run / RUN_KEYS).write_text(json.dumps(record), encoding="utf-8")
+    (run / CACHE_KEYS).write_text(json.dumps(record), encoding="utf-8")
     manifest = export_bundle(filled, tmp_path / "run.gz", read_run_keys(run))
     _, entries = read_bundle(tmp_path / "run.gz")
     assert sorted([key_of(1), key_of(2)]) == [key for key, _ in entries]
@@ -99,7 +98,7 @@ def test_a_sweep_folder_exports_the_replies_of_all_its_jobs(filled: ReplyCache, 
     for job, keys in (("0", [key_of(1)]), ("1", [key_of(2), key_of(3)])):
         (tmp_path / "sweep" / job).mkdir(parents=True)
         record = run_record({"j": {"endpoint": "http://x/v1", "model": "m"}}, {"j": keys})
-        (tmp_path / "sweep" / job / RUN_KEYS).write_text(json.dumps(record), encoding="utf-8")
+        (tmp_path / "sweep" / job / CACHE_KEYS).write_text(json.dumps(record), encoding="utf-8")
     run = read_run_keys(tmp_path / "sweep")
     assert (sorted([key_of(1), key_of(2), key_of(3)]), 2) == (run.keys, run.runs)
 
@@ -108,7 +107,7 @@ def test_a_run_whose_replies_are_not_all_cached_is_refused(filled: ReplyCache, t
     """A bundle that could not reproduce its run is not written."""
     (tmp_path / "run").mkdir()
     record = run_record({"j": {"endpoint": "http://x/v1", "model": "m"}}, {"j": [key_of(1), key_of(99)]})
-    (tmp_path / "run" / RUN_KEYS).write_text(json.dumps(record), encoding="utf-8")
+    (tmp_path / "run" / CACHE_KEYS).write_text(json.dumps(record), encoding="utf-8")
     with pytest.raises(UserError, match=r"1 of the 2 replies this run used are not in the cache"):
         export_bundle(filled, tmp_path / "run.gz", read_run_keys(tmp_path / "run"))
     assert not (tmp_path / "run.gz").exists()
@@ -190,11 +189,11 @@ def test_a_runs_key_log_writes_the_record_run_record_would(tmp_path: Path) -> No
     for judge, number in [("j", 1), ("k", 2), ("j", 3), ("j", 1)]:
         log.add(judge, key_of(number))
     log.finish(judges)
-    written = json.loads((tmp_path / RUN_KEYS).read_text(encoding="utf-8"))
+    written = json.loads((tmp_path / CACHE_KEYS).read_text(encoding="utf-8"))
     expected = run_record(judges, {"j": [key_of(1), key_of(3)], "k": [key_of(2)]})
     assert expected["judges"] == written["judges"]
     assert {name: sorted(set(keys)) for name, keys in written["keys"].items()} == expected["keys"]
-    assert [RUN_KEYS] == [path.name for path in tmp_path.iterdir()]
+    assert [CACHE_KEYS] == [path.name for path in tmp_path.iterdir()]
 
 
 def test_a_stopped_runs_key_log_leaves_nothing_behind(tmp_path: Path) -> None:

@@ -38,7 +38,6 @@ from judgebias.io.versions import installed_versions
 
 FORMAT = "judgebias-bundle"
 FORMAT_VERSION = 2  # 2: every entry carries its request
-RUN_KEYS = CACHE_KEYS  # written by the runner into every run folder
 KEY = re.compile(r"[0-9a-f]{64}")
 MAX_LINE_BYTES = 80 * 1024 * 1024  # one entry: a reply of up to 16 M characters and its request
 MAX_BUNDLE_BYTES = 8 * 1024**3  # the whole file, decompressed
@@ -137,10 +136,10 @@ def read_run_keys(run_dir: Path) -> RunKeys:
     """The keys recorded by a run folder, or by every job folder under a sweep folder."""
     if not run_dir.is_dir():
         raise UserError(f"--run {run_dir}: no such run folder")
-    records = sorted(run_dir.rglob(RUN_KEYS))
+    records = sorted(run_dir.rglob(CACHE_KEYS))
     if not records:
         raise UserError(
-            f"--run {run_dir}: no {RUN_KEYS} in this folder or below (runs of judgebias before bundles did not "
+            f"--run {run_dir}: no {CACHE_KEYS} in this folder or below (runs of judgebias before bundles did not "
             "record their calls): rerun the same command with cache.mode=only to record them at no cost"
         )
     keys: set[str] = set()
@@ -153,7 +152,7 @@ def read_run_keys(run_dir: Path) -> RunKeys:
             for found in record["keys"].values():
                 keys.update(found)
         except (OSError, ValueError, KeyError, AttributeError, TypeError):
-            raise UserError(f"{path}: not a {RUN_KEYS} written by judgebias (delete it and rerun the run)") from None
+            raise UserError(f"{path}: not a {CACHE_KEYS} written by judgebias (delete it and rerun the run)") from None
     return RunKeys(sorted(keys), sorted(judges.values(), key=lambda j: (j["name"], str(j.get("model")))), len(records))
 
 

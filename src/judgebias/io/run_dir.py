@@ -21,6 +21,7 @@ RUN_LOG = "run.log"
 BATCH_INPUT = "batch_input.jsonl"
 CACHE_KEYS = "cache_keys.json"
 HYDRA = ".hydra"
+MULTIRUN = "multirun.yaml"  # a sweep's record, in the folder above its jobs
 PARTIAL = ".part"  # a file being written: renamed to its name once whole
 TEMPORARY = ".tmp"
 
@@ -82,7 +83,7 @@ class RunDir:
     @property
     def hydra_dumps(self) -> list[Path]:
         """The configuration Hydra saved (.hydra/*.yaml), and a sweep's multirun.yaml one folder up."""
-        return [*sorted((self.root / HYDRA).glob("*.yaml")), self.root.parent / "multirun.yaml"]
+        return [*sorted((self.root / HYDRA).glob("*.yaml")), self.root.parent / MULTIRUN]
 
     def make(self) -> RunDir:
         """The folder, created if it is not there yet."""

@@ -33,7 +33,6 @@ from judgebias.report.pages import (
     point,
     position_bar,
     rate,
-    read_json,
     render_page,
     shortened_reply,
     shown,
@@ -542,11 +541,9 @@ def render_report(
 
 
 def write_report(
-    run: RunDir, summary: Summary, ratings: Sequence[Mapping[str, Any]], provenance: Mapping[str, Any] | None = None
+    run: RunDir, summary: Summary, ratings: Sequence[Mapping[str, Any]], provenance: Mapping[str, Any]
 ) -> Path:
     """Write report.html for a finished run: headline figures, pictures, and a searchable verdict table. The
-    provenance the run has just written is handed in; without it, it is read from provenance.json."""
-    if provenance is None:
-        provenance = read_json(run.provenance)
+    provenance is the one the run has just written, handed in rather than read back."""
     digest = read_verdicts(run.verdicts)
     return write_page(run.report, render_report(summary, ratings, digest, provenance))
