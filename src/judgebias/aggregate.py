@@ -26,7 +26,7 @@ from typing import Any, cast
 import yaml
 
 from judgebias.core.errors import EXIT_BATCH_PENDING
-from judgebias.core.record import Summary, status_reason
+from judgebias.core.summary import Summary, SummaryError, read_summary, status_reason
 from judgebias.figures.formatting import ci_text, points
 from judgebias.io.files import write_csv, write_text_atomic
 from judgebias.io.run_dir import DRY_RUN, HYDRA, SUMMARY, RunDir
@@ -141,17 +141,16 @@ def _job_summary(folder: Path) -> Summary:
             return {"status": "failed", "error": f"unreadable {name}: {error}"}
         if not isinstance(value, dict):
             return {"status": "failed", "error": f"unreadable {name}: not a JSON object"}
-        if status is None:
-            return cast(Summary, value)
-        return cast(
-            Summary,
-            value
-            | {
+        if status is not None:  # a dry run's estimate, read under the summary's names for the table
+            value |= {
                 "status": status,
                 "prompt_tokens": value.get("prompt_tokens_est"),
                 "cost_usd": value.get("cost_usd_est"),
-            },
-        )
+            }
+        try:
+            return read_summary(value, str(path))
+        except SummaryError as error:
+            return {"status": "failed", "error": f"unreadable {name}: {error}"}
     overrides = _overrides(folder)
     choices = {o.split("=", 1)[0]: o.split("=", 1)[1] for o in overrides if "=" in o}
     return {

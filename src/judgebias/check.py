@@ -27,14 +27,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING
 
 from judgebias.aggregate import Job, find_jobs
 from judgebias.core.errors import UserError
-from judgebias.core.record import Summary
+from judgebias.core.summary import Summary, figure_value
 from judgebias.process import startup
 
 if TYPE_CHECKING:
@@ -96,8 +96,7 @@ def figure(summary: Summary, name: str) -> float | None:
         calls = summary.get("calls_total")
         invalid = summary.get("n_invalid")
         return invalid / calls if isinstance(calls, int) and calls > 0 and isinstance(invalid, int) else None
-    value = cast(Mapping[str, Any], summary).get(name)  # a threshold names its figure at run time
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+    return figure_value(summary, name)  # a threshold names its figure at run time
 
 
 def _who(job: Job) -> str:

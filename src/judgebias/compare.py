@@ -19,6 +19,7 @@ from typing import Any
 
 from judgebias.core.errors import EXIT_USER_ERROR, UserError
 from judgebias.core.record import ItemResult
+from judgebias.core.summary import Summary, SummaryError, read_summary
 from judgebias.core.verdict_lines import LineProblem, result_of_line
 from judgebias.figures.comparison import Comparison, RunFiles, compare_runs
 from judgebias.figures.comparison_text import format_comparison, format_sweep
@@ -56,7 +57,7 @@ def read_run(folder: Path) -> RunFiles:
     return RunFiles(folder, summary, lines, rows)
 
 
-def _summary(path: Path, folder: Path) -> dict[str, Any]:
+def _summary(path: Path, folder: Path) -> Summary:
     """summary.json of a run that has verdicts (not a dry run, a failure record or a job still pending)."""
     try:
         value = json.loads(_text(path, folder))
@@ -66,7 +67,10 @@ def _summary(path: Path, folder: Path) -> dict[str, Any]:
         raise UserError(f"{path}: not a JSON object")
     if value.get("status") in ("dry-run", "failed", "pending"):
         raise UserError(f"{folder}: its run is {value['status']}, with no verdicts to compare")
-    return value
+    try:
+        return read_summary(value, str(path))
+    except SummaryError as error:
+        raise UserError(str(error)) from None
 
 
 def _text(path: Path, folder: Path) -> str:

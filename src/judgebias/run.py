@@ -43,8 +43,8 @@ from judgebias.cli.schemas import register_schemas
 from judgebias.cli.termination import stop_on_sigterm
 from judgebias.config.schema import Config
 from judgebias.core.errors import EXIT_USER_ERROR, SecretInConfig, UserError
-from judgebias.core.record import SUMMARY_SCHEMA_VERSION
 from judgebias.core.redaction import REDACTED, RedactingFilter, Redactor, replace_secrets
+from judgebias.core.summary import SUMMARY_SCHEMA_VERSION
 from judgebias.io.files import write_json, write_text_atomic
 from judgebias.io.run_dir import RunDir
 

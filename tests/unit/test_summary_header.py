@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import cast
 
-from judgebias.core.record import Summary
+from judgebias.core.summary import Summary
 from judgebias.report.console import changed_settings
 
 SUMMARY = cast(Summary, {"judge": "local", "rubric": "default", "data": "q1"})

@@ -1,5 +1,5 @@
 """Calls and results: one judge call (Request, Reply), what one judge decided about one item (CallResult,
-ItemResult), and the JSON contracts other tools read (VerdictLine, Summary).
+ItemResult), and the verdict line other tools read (VerdictLine; summary.json is core.summary).
 
 Pure data. Backends answer Requests, the runner builds results, metrics read them; nothing here does I/O.
 """
@@ -16,7 +16,7 @@ from typing import Any, Literal, TypedDict
 from judgebias.core.item import Item
 from judgebias.core.prompt import Shown
 from judgebias.core.style import Style
-from judgebias.core.verdict import Outcome, Positional, Status
+from judgebias.core.verdict import Outcome, Positional
 
 
 def key_input(request: dict[str, Any], sample: int) -> dict[str, Any]:
@@ -327,8 +327,6 @@ class ItemResult:
 # JSON contracts. Keys and their meaning are fixed (other tools read them): add keys, never rename them.
 # total=False: a key is absent when its figure does not apply (no human labels, one order, no ensemble, ...).
 
-Interval = list[float | None]  # [low, high] of a bootstrap interval; [None, None] when not measurable
-
 
 class CallFields(TypedDict, total=False):
     """One judge's calls on one item, as a verdicts.jsonl line (or an ensemble line's `judges` entry) holds them."""
@@ -386,223 +384,3 @@ class VerdictLine(CallFields, total=False):
     majority: str  # judge.samples > 1: the verdict of each order's majority of samples ("1" | "2" | "tie" | "error")
     judges: dict[str, CallFields]  # ensemble runs: every judge's calls and verdict
     cluster: Any  # the item's value of bootstrap.cluster's field, when the run's intervals resampled clusters
-
-
-class SelfPreference(TypedDict):
-    """How often the judge prefers answers of its own model family, where one answer is its family's."""
-
-    family: str
-    n: int
-    own_win_rate: float | None
-
-
-class Agreement(TypedDict, total=False):
-    """How often two sources of labels agree, with ties and on decisive labels only, with intervals."""
-
-    annotator: str  # per_annotator entries: whose labels
-    method: str  # ceiling: "cohen_kappa" (two named annotators) or "krippendorff_alpha"
-    agreement: float | None  # with ties: a tie matches a tie
-    agreement_ci: list[float] | None
-    agreement_n: int
-    decisive_agreement: float | None  # decisive human labels only (a judge tie there is a miss)
-    decisive_agreement_ci: list[float] | None
-    decisive_agreement_n: int
-    ties_left_out: int  # labelled items left out of decisive_agreement because the label is a tie
-    split_left_out: int  # majority: items whose votes have no strict plurality
-    kappa: float | None  # chance-corrected (Cohen's kappa, or Krippendorff's alpha for the ceiling)
-    kappa_ci: list[float] | None
-    kappa_n: int
-
-
-class Calibration(TypedDict):
-    """The judge against people: the human ceiling, the majority, each annotator (from human_votes)."""
-
-    annotators: list[str]
-    labels_n: int
-    labelled_items_n: int
-    ceiling: Agreement
-    majority: Agreement
-    per_annotator: list[Agreement]
-
-
-# summary.json's schema_version. The change rule (docs/outputs.md): a field added leaves it as it is (readers
-# ignore fields they do not know); a field renamed, removed, or read differently (another unit, another meaning)
-# raises it by one, and the change is listed in docs/outputs.md.
-SUMMARY_SCHEMA_VERSION = 1
-
-
-class Summary(TypedDict, total=False):
-    """summary.json: the run's identity, every figure (with `ci` intervals), cost and notes."""
-
-    # identity
-    status: Status  # docs/outputs.md
-    schema_version: int  # SUMMARY_SCHEMA_VERSION of the writer
-    error: str  # a failed job's reason
-    judge: str | None  # the judge's name, or "ensemble"
-    rubric: str | None
-    data: str | None
-    ensemble: list[str]
-    # counts
-    n_items: int
-    n_scored: int
-    orders: int
-    scored_note: str
-    n_errors: int
-    errors_call1: int
-    errors_call2: int
-    n_invalid: int  # verdict-shaped replies the parser could not read (not the outcomes below)
-    n_no_verdict: int  # replies that carry no verdict at all (refusals, filters, truncated, ...): `outcomes`
-    outcomes: dict[str, int]  # outcome -> calls (cached ones, and failed calls' last reply kinds, included)
-    no_verdict_share: float | None  # (n_invalid + n_no_verdict) / calls answered
-    unreadable_note: str
-    calls_total: int
-    calls_cached: int
-    calls_live: int  # requests answered by an endpoint in this run (not cached, not failed)
-    calls_offline: int  # calls answered by a judge that sends no request (scripted, replay)
-    calls_batched: int  # of calls_live: answered by a batch collected in this run
-    batches: list[dict[str, Any]]  # each batch this run submitted or collected: id, status, total, completed, failed
-    prompt_tokens: int
-    completion_tokens: int
-    wins: int
-    losses: int
-    ties: int
-    # rates
-    win_rate: float | None
-    decisive_win_rate: float | None
-    position_consistency: float | None
-    position_consistency_n: int
-    position_consistency_note: str
-    flip_rate: float | None
-    residual_flip_rate: float | None
-    biased_first: float | None
-    biased_second: float | None
-    preference_score: float | None
-    preference_score_n: int
-    win_rate_consistent: float | None
-    win_rate_consistent_n: int
-    first_position_n: int
-    first_position_k: int
-    first_position_p: float | None
-    win_rate_pooled: float | None
-    win_rate_pooled_n: int
-    longer_wins: float | None
-    longer_wins_n: int
-    length_verdict_corr: float | None
-    length_controlled_win_rate: float | None
-    length_controlled_n: int
-    length_controlled_note: str
-    length_controlled_identifiable: bool  # False: the data cannot identify it (the note says why); absent: not fitted
-    length_note: str
-    styled_wins: float | None
-    styled_wins_n: int
-    style_controlled_win_rate: float | None
-    style_controlled_n: int
-    style_controlled_note: str
-    style_controlled_identifiable: bool  # as length_controlled_identifiable
-    style_coefficients: dict[str, float]  # covariate ("length", a style feature) -> log-odds per SD
-    style_note: str
-    soft_win_rate: float | None
-    soft_n: int
-    soft_note: str
-    human_agreement: float | None
-    human_agreement_n: int
-    human_agreement_decisive: float | None
-    human_agreement_decisive_n: int
-    cohen_kappa: float | None
-    cohen_kappa_n: int
-    agreement_threshold: float
-    agreement_warning: bool
-    agreement_message: str | None  # the warning, or why a judge below the threshold was not warned
-    agreement_ceiling: float | None  # how often two people agree (human_human_agreement), when known
-    human_agreement_ties_left_out: int  # tie labels, not counted in human_agreement
-    calibration: Calibration  # present when the data has human_votes
-    human_vote_agreement: float | None
-    human_vote_agreement_n: int
-    human_vote_agreement_no_ties: float | None
-    human_vote_agreement_no_ties_n: int
-    human_human_agreement: float | None
-    human_human_agreement_n: int
-    self_preference: SelfPreference
-    ci: dict[str, Interval]  # figure name -> its bootstrap interval
-    ci_degenerate: dict[str, str]  # figure name -> why its interval has zero width (the data cannot vary it)
-    bootstrap_resamples: int
-    bootstrap_seed: int
-    samples: int  # judge.samples > 1: the asks per order
-    repetition_stability_order1: float | None  # share of an order's samples giving its most frequent reply
-    repetition_stability_order2: float | None
-    repetition_stability_n: int
-    majority_win_rate: float | None  # win rate of the verdicts of each order's majority of samples
-    majority_position_consistency: float | None
-    majority_n: int
-    soft_win_rate_mean: float | None  # soft win rate averaged over the samples
-    bootstrap_cluster: str | None  # the item field the intervals resampled by (bootstrap.cluster); null = by item
-    bootstrap_clusters: int | None  # how many clusters that field formed; null = by item
-    judges: dict[str, Summary]  # ensemble runs: each judge's own figures
-    # cost and provenance of the figures
-    cost_usd: float
-    saved_usd: float
-    budget: dict[str, Any]  # max_cost_usd / max_tokens_total: the caps, what the replies came to, calls not sent
-    billed_unused: dict[str, Any]  # attempts billed but not used (no choices, asked again, timed out): count, usd
-    models_reported: list[str]
-    answered_by: dict[str, int]  # deployment (or model) -> calls it answered (ensembles: "judge: deployment")
-    models_answering: int  # the models those names stand for (judge.expect_models and dated snapshots map names)
-    answered_unexpected: list[str]  # answering names judge.model and judge.expect_models do not accept
-    # judge.model is a model the gateway serves, yet undeclared deployments answered: {model, gateway_deployments,
-    # answered_by} (an ensemble: one such object per judge); null otherwise
-    routed_elsewhere: dict[str, Any] | None
-    calls_gateway_cached: int  # replies a gateway served from its own response cache (who wrote them: unknown)
-    calls_foreign: int  # calls answered by a model other than the configured one (or judge.expect_models)
-    items_mixed_judge: int  # items whose two orders were answered by different deployments or models
-    items_mixed_judge_ids: list[str]
-    cached_foreign: int  # cache hits answered by another deployment than this run's fresh replies
-    gateway_fallbacks: int  # calls the gateway reports it answered from a fallback
-    gateway_retries: int  # upstream retries the gateway reports (on top of `retries`, ours), failed calls included
-    gateway_errors_retries_unknown: int  # a gateway's error responses that did not say how often it retried
-    mixed_judge: bool
-    calls_settings_not_honoured: int  # calls whose reply shows a setting sent was not honoured (reasoning tokens
-    # at a temperature other than 1, no logprobs from a reasoning model)
-    settings_not_honoured: dict[str, int]  # setting (judge.temperature, ...) -> calls whose reply shows it ignored
-    mixed_judge_note: str  # the one line that says how the judge was not one judge
-    normalization: dict[str, Any]
-    labels: str
-    failed_calls: int
-    failed_by_kind: dict[str, int]  # failed_calls by the kind of failure (core.errors.FailureKind)
-    retries: int  # requests retried (live judges)
-    timeouts: int  # of those, retried after a client-side timeout: possibly billed twice
-    judging_seconds: float
-    notes: list[str]
-    imported_replies: dict[str, Any]  # replies this run read from imported bundles: count, and each bundle's
-    # file, sha256 (of the file) and manifest judges. Absent when every reply was received by a run.
-
-
-# What each status means when a summary carries no note of its own (docs/outputs.md has the same words).
-STATUS_MEANINGS: dict[str, str] = {
-    "ok": "finished",
-    "errors": "finished, but calls failed after their retries (reasons in its verdicts.jsonl); rerun to retry them",
-    "unreadable": "finished, but most replies carry no readable verdict: the figures describe the parser",
-    "mixed_judge": "finished, but more than one model answered the calls",
-    "budget": "stopped at its spending cap: a higher cap continues from the cache",
-    "pending": "its calls are out as a batch: run the same command again to collect them",
-    "dry-run": "a dry run: an estimate, no figures",
-    "failed": "failed before it finished (see its log)",
-    "missing": "left no summary.json: interrupted or killed before it finished (see its log)",
-}
-FINISHED_STATUSES = ("ok", "errors", "unreadable", "mixed_judge")  # a run that judged every item it could
-
-
-def status_reason(summary: Summary) -> str:
-    """Why a run has the status it has, in one line: its own note where it wrote one, else what the status means."""
-    status = summary.get("status", "ok")
-    if summary.get("error"):
-        return str(summary["error"])
-    if status == "unreadable" and summary.get("unreadable_note"):
-        return summary["unreadable_note"]
-    if status == "mixed_judge" and summary.get("mixed_judge_note"):
-        return summary["mixed_judge_note"]
-    if status == "errors" and summary.get("failed_calls"):
-        return f"{summary['failed_calls']} calls failed after their retries (reasons in its verdicts.jsonl)"
-    if status == "budget":
-        not_sent = (summary.get("budget") or {}).get("calls_not_sent")
-        if not_sent is not None:
-            return f"stopped at its spending cap with {not_sent} calls not sent (a higher cap continues from the cache)"
-    return STATUS_MEANINGS.get(status, status)

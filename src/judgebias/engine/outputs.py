@@ -21,14 +21,9 @@ from judgebias.backends import Call, Judging
 from judgebias.config.pricing import call_cost
 from judgebias.config.schema import Config, judges_of
 from judgebias.core.item import Item
-from judgebias.core.record import (
-    CallFields,
-    CallResult,
-    ItemResult,
-    Summary,
-    VerdictLine,
-)
+from judgebias.core.record import CallFields, CallResult, ItemResult, VerdictLine
 from judgebias.core.redaction import Redactor, redact_tree
+from judgebias.core.summary import DryRunEstimate, Summary
 from judgebias.core.tokens import estimate_prompt_tokens
 from judgebias.core.verdict import item_pick, item_winner
 from judgebias.figures.formatting import supported_ratings
@@ -241,7 +236,7 @@ def dry_run_estimate(
     judgings: list[Judging],
     items: list[Item],
     calls: Iterable[Call],
-) -> dict[str, Any]:
+) -> DryRunEstimate:
     """Calls that would go live (cache misses), estimated tokens and cost; nothing is called.
 
     `calls` are the run's calls with their cache keys and hits, as the runner looks them up (a None key: a free

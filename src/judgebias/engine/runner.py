@@ -41,9 +41,10 @@ from judgebias.core.errors import (
 from judgebias.core.item import Item, shared_name
 from judgebias.core.prompt import render_messages, shown
 from judgebias.core.reading import read_reply
-from judgebias.core.record import CallResult, ItemResult, Reply, Request, Summary
+from judgebias.core.record import CallResult, ItemResult, Reply, Request
 from judgebias.core.redaction import public_endpoint
 from judgebias.core.style import style_of
+from judgebias.core.summary import DryRunEstimate, Summary
 from judgebias.core.verdict import is_consistent, reconcile
 from judgebias.engine import outputs
 from judgebias.engine.budget import Budget, Meter, Spend, UnusedAttempts, charged, metered, worst_case
@@ -178,7 +179,7 @@ def prepare_items(config: Config) -> list[Item]:
 
 def run_experiment(
     config: Config, run_dir: RunDir | Path, *, echo: Callable[[str], None] = print, overrides: Sequence[str] = ()
-) -> Summary | dict[str, Any]:
+) -> Summary | DryRunEstimate:
     """Judge the dataset, write verdicts.jsonl, summary.json and the rest into `run_dir`; return the summary.
 
     `overrides` (the command line's) are named in the printed header, so what makes the run different shows.

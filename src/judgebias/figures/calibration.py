@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
 from judgebias.core.labels import HUMAN_LABELS, majority
 from judgebias.core.record import ItemResult
+from judgebias.core.summary import Agreement, Calibration
 from judgebias.figures import stats
 from judgebias.figures.stats import FloatArray, IntArray
 
@@ -91,13 +91,18 @@ def _pair_rates(votes: Sequence[str]) -> tuple[float, float]:
     return same / (m * (m - 1)), 1.0
 
 
-def _figure(draws: _Draws, name: str, match: FloatArray, has: FloatArray) -> dict[str, Any]:
-    """A ratio figure as `name`, `name_ci`, `name_n`."""
-    total = float(has.sum())
+def _agreements(
+    draws: _Draws, match: FloatArray, has: FloatArray, decisive: FloatArray, has_d: FloatArray
+) -> Agreement:
+    """Agreement with ties (`match` of `has`) and on decisive labels (`decisive` of `has_d`), each with its interval."""
+    total, total_d = float(has.sum()), float(has_d.sum())
     return {
-        name: float(match.sum()) / total if total > 0 else None,
-        f"{name}_ci": draws.ratio(match, has),
-        f"{name}_n": int(total),
+        "agreement": float(match.sum()) / total if total > 0 else None,
+        "agreement_ci": draws.ratio(match, has),
+        "agreement_n": int(total),
+        "decisive_agreement": float(decisive.sum()) / total_d if total_d > 0 else None,
+        "decisive_agreement_ci": draws.ratio(decisive, has_d),
+        "decisive_agreement_n": int(total_d),
     }
 
 
@@ -115,7 +120,7 @@ def _kappa_cell(first: str, second: str) -> int:
 
 def calibrate(
     items: Sequence[ItemResult], *, resamples: int = 1000, seed: int = 0, groups: IntArray | None = None
-) -> dict[str, Any] | None:
+) -> Calibration | None:
     """The human ceiling, the judge against the majority and against each annotator; None without votes.
 
     `groups` (each row's cluster number) makes the draw the run's cluster bootstrap.
@@ -126,18 +131,17 @@ def calibrate(
     draws = _Draws(n, resamples, seed, groups)
     scored = np.array([r.verdict != "error" for r in items], dtype=np.float64)
     annotators = sorted({name for r in items for name in r.human_voters})
-    out: dict[str, Any] = {
+    return {
         "annotators": annotators,
         "labels_n": sum(len(r.human_votes) for r in items),
         "labelled_items_n": sum(1 for r in items if r.human_votes),
+        "ceiling": _ceiling(items, annotators, draws),
+        "majority": _against_majority(items, scored, draws),
+        "per_annotator": [_against_annotator(items, scored, name, draws) for name in annotators],
     }
-    out["ceiling"] = _ceiling(items, annotators, draws)
-    out["majority"] = _against_majority(items, scored, draws)
-    out["per_annotator"] = [_against_annotator(items, scored, name, draws) for name in annotators]
-    return out
 
 
-def _ceiling(items: Sequence[ItemResult], annotators: Sequence[str], draws: _Draws) -> dict[str, Any]:
+def _ceiling(items: Sequence[ItemResult], annotators: Sequence[str], draws: _Draws) -> Agreement:
     """How often two people agree (with ties, decisive), and the chance-corrected figure: Cohen's kappa for two
     named annotators, Krippendorff's alpha otherwise."""
     n = len(items)
@@ -148,9 +152,7 @@ def _ceiling(items: Sequence[ItemResult], annotators: Sequence[str], draws: _Dra
         agree[i], has[i] = _pair_rates(r.human_votes)
         agree_d[i], has_d[i] = _pair_rates([v for v in r.human_votes if v in _DECISIVE])
         ties += int(has[i] > 0 and has_d[i] == 0)
-    out: dict[str, Any] = {}
-    out |= _figure(draws, "agreement", agree, has)
-    out |= _figure(draws, "decisive_agreement", agree_d, has_d)
+    out = _agreements(draws, agree, has, agree_d, has_d)
     out["ties_left_out"] = ties
     if len(annotators) == 2:
         onehot = np.zeros((n, _K * _K))
@@ -172,9 +174,7 @@ def _ceiling(items: Sequence[ItemResult], annotators: Sequence[str], draws: _Dra
     return out
 
 
-def _against(
-    items: Sequence[ItemResult], scored: FloatArray, labels: Sequence[str | None], draws: _Draws
-) -> dict[str, Any]:
+def _against(items: Sequence[ItemResult], scored: FloatArray, labels: Sequence[str | None], draws: _Draws) -> Agreement:
     """The judge's verdicts against one label per item (None: no label): with ties, decisive, Cohen's kappa."""
     n = len(items)
     has = scored * np.array([label is not None for label in labels], dtype=np.float64)
@@ -184,16 +184,14 @@ def _against(
     for i, (r, label) in enumerate(zip(items, labels, strict=True)):
         if has[i] and label is not None and r.verdict in _INDEX:
             onehot[i, _kappa_cell(r.verdict, label)] = 1.0
-    out: dict[str, Any] = {}
-    out |= _figure(draws, "agreement", match, has)
-    out |= _figure(draws, "decisive_agreement", match * decisive, decisive)
+    out = _agreements(draws, match, has, match * decisive, decisive)
     out["ties_left_out"] = int(has.sum() - decisive.sum())
     out["kappa"] = stats.cohen_kappa(onehot.sum(axis=0).reshape(_K, _K))
     out["kappa_ci"] = draws.kappa(onehot) if out["kappa"] is not None else None
     return out
 
 
-def _against_majority(items: Sequence[ItemResult], scored: FloatArray, draws: _Draws) -> dict[str, Any]:
+def _against_majority(items: Sequence[ItemResult], scored: FloatArray, draws: _Draws) -> Agreement:
     """The judge against the strict plurality of each item's votes; split items (no plurality) left out."""
     labels = [majority(r.human_votes) for r in items]
     out = _against(items, scored, labels, draws)
@@ -201,7 +199,7 @@ def _against_majority(items: Sequence[ItemResult], scored: FloatArray, draws: _D
     return out
 
 
-def _against_annotator(items: Sequence[ItemResult], scored: FloatArray, name: str, draws: _Draws) -> dict[str, Any]:
+def _against_annotator(items: Sequence[ItemResult], scored: FloatArray, name: str, draws: _Draws) -> Agreement:
     """The judge against one annotator's labels."""
     labels = [_by_annotator(r).get(name) for r in items]
-    return {"annotator": name} | _against(items, scored, labels, draws)
+    return {"annotator": name, **_against(items, scored, labels, draws)}

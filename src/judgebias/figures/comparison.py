@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from judgebias.core.errors import UserError
-from judgebias.core.record import SUMMARY_SCHEMA_VERSION, ItemResult
+from judgebias.core.record import ItemResult
+from judgebias.core.summary import SUMMARY_SCHEMA_VERSION, Summary
 from judgebias.figures import stats
 from judgebias.figures.clustering import cluster_labels
 from judgebias.figures.metrics import IntArray, measure
@@ -35,7 +36,7 @@ class RunFiles:
     """One finished run as compare reads it: its summary, and its verdict lines by id in the file's order."""
 
     folder: Path
-    summary: Mapping[str, Any]
+    summary: Summary
     lines: dict[str, dict[str, Any]]
     rows: dict[str, ItemResult]
 

@@ -14,13 +14,32 @@ import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar, cast
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
 
-from judgebias.core.record import CallResult, ItemResult, Summary
+from judgebias.core.record import CallResult, ItemResult
 from judgebias.core.style import FEATURES, Style
+from judgebias.core.summary import (
+    CallCounts,
+    Counts,
+    Figures,
+    HumanLabels,
+    HumanVotes,
+    Intervals,
+    Length,
+    MeasuredFigures,
+    OwnFamily,
+    Pooled,
+    Position,
+    Repetition,
+    SelfPreference,
+    Soft,
+    StyleBias,
+    WinRates,
+    figure_value,
+)
 from judgebias.core.verdict import WIN_SCORE, is_consistent, preference, reconcile, translate
 from judgebias.figures import identifiability, stats
 from judgebias.figures.calibration import calibrate
@@ -93,10 +112,16 @@ class Measured:
     """A run's figures before their intervals: the point values, and each figure as a function of item weights
     (for the bootstrap: one run's intervals, or a paired comparison that weighs two runs' items alike)."""
 
-    summary: dict[str, Any]
+    summary: MeasuredFigures
     rates: Mapping[str, Rate]  # a ratio figure: per-item numerator and denominator (value = sum num / sum den)
     others: Mapping[str, Replicates]  # any other figure: its value under each row of a weights matrix
     groups: IntArray | None  # each row's cluster number (None: items are resampled)
+    derived: Mapping[str, float | None] = dataclasses.field(default_factory=dict)  # figures summary.json does
+    # not state but a comparison measures (invalid_rate)
+
+    def value(self, name: str) -> float | None:
+        """Figure `name`'s point value (None: absent or undefined)."""
+        return self.derived[name] if name in self.derived else figure_value(self.summary, name)
 
     def replicates(self, name: str, weights: FloatArray) -> FloatArray:
         """Figure `name` under each row of `weights` (resamples x items); NaN where it is undefined."""
@@ -115,7 +140,7 @@ def summarize(
     judge_family: str | None = None,
     logprobs_requested: bool = False,
     clustering: Clustering | None = None,
-) -> Summary:
+) -> Figures:
     """Every figure of a run (counts, rates, position bias, human calibration, length, CIs), JSON-ready.
 
     With `clustering` (one label per row) every interval resamples clusters, not items.
@@ -129,13 +154,15 @@ def summarize(
         logprobs_requested=logprobs_requested,
         clustering=clustering,
     )
-    summary = measured.summary
-    summary["ci"] = _intervals(len(results), resamples, seed, measured)
-    summary["ci_degenerate"] = _degenerate(results, measured, summary["ci"])
-    summary["bootstrap_resamples"] = resamples
-    summary["bootstrap_seed"] = seed
-    summary.update(_cluster_fields(clustering, measured.groups))
-    return cast(Summary, summary)  # built figure by figure in measure; the type names every key a reader may use
+    intervals = _intervals(len(results), resamples, seed, measured)
+    drawn: Intervals = {
+        "ci": intervals,
+        "ci_degenerate": _degenerate(results, measured, intervals),
+        "bootstrap_resamples": resamples,
+        "bootstrap_seed": seed,
+        **_cluster_fields(clustering, measured.groups),
+    }
+    return {**measured.summary, **drawn}
 
 
 def measure(
@@ -161,35 +188,51 @@ def measure(
     figures = _Figures(rates={}, others={})
     groups = _groups(clustering, n)
 
-    summary: dict[str, Any] = {"n_items": n, "n_scored": int(scored.sum()), "orders": orders}
+    counts: Counts = {
+        "n_items": n,
+        "n_scored": int(scored.sum()),
+        "orders": orders,
+    }
     if not scored.any():
-        summary["scored_note"] = "no item could be scored: none was recorded, or every item has a failed call"
-    summary.update(_call_counts(items))
-
+        counts["scored_note"] = "no item could be scored: none was recorded, or every item has a failed call"
     figures.rates["win_rate"] = (score, scored)
     figures.rates["decisive_win_rate"] = (_mask(items, lambda r: r.verdict == "1"), decisive)
-    summary["wins"] = int(np.sum(decisive * score))
-    summary["losses"] = int(np.sum(decisive * (1.0 - score)))
-    summary["ties"] = int(np.sum(_mask(items, lambda r: r.verdict == "tie")))
-    summary["win_rate"] = _point(*figures.rates["win_rate"])
-    summary["decisive_win_rate"] = _point(*figures.rates["decisive_win_rate"])
-    summary.update(_position(items, scored, score, orders, figures))
-    summary.update(_pooled(items, scored, figures))
-    summary.update(_length(items, scored, score, decisive, figures))
-    summary.update(_style(items, score, decisive, figures))
-    summary.update(_soft(items, scored, figures, logprobs_requested))
-    votes = _human_votes(items, scored, figures) if any(r.human_votes for r in items) else {}
+    win_rates: WinRates = {
+        "wins": int(np.sum(decisive * score)),
+        "losses": int(np.sum(decisive * (1.0 - score))),
+        "ties": int(np.sum(_mask(items, lambda r: r.verdict == "tie"))),
+        "win_rate": _point(*figures.rates["win_rate"]),
+        "decisive_win_rate": _point(*figures.rates["decisive_win_rate"]),
+    }
+    votes: HumanVotes = {}
+    if any(r.human_votes for r in items):
+        votes = _human_votes(items, scored, figures)
+        if (calibration := calibrate(items, resamples=resamples, seed=seed, groups=groups)) is not None:
+            votes["calibration"] = calibration
+    labels: HumanLabels = {}
     if any(r.human is not None for r in items):
         ceiling = votes.get("human_human_agreement")  # the human ceiling, when two people labelled an item
-        summary.update(_human_labels(items, scored, agreement_threshold, figures, ceiling))
-    if votes:
-        summary.update(votes)
-        summary["calibration"] = calibrate(items, resamples=resamples, seed=seed, groups=groups)
+        labels = _human_labels(items, scored, agreement_threshold, figures, ceiling)
+    repetition: Repetition = {}
     if any(call.sample > 0 for r in items for call in r.calls):
-        summary.update(_samples(items, figures))
+        repetition = _samples(items, figures)
+    own_family: OwnFamily = {}
     if judge_family is not None and any(r.model_a or r.model_b for r in items):
-        summary["self_preference"] = _self_preference(items, scored, score, judge_family, figures)
-
+        own_family["self_preference"] = _self_preference(items, scored, score, judge_family, figures)
+    summary: MeasuredFigures = {
+        **counts,
+        **_call_counts(items),
+        **win_rates,
+        **_position(items, scored, score, orders, figures),
+        **_pooled(items, scored, figures),
+        **_length(items, scored, score, decisive, figures),
+        **_style(items, score, decisive, figures),
+        **_soft(items, scored, figures, logprobs_requested),
+        **labels,
+        **votes,
+        **repetition,
+        **own_family,
+    }
     return Measured(summary, figures.rates, figures.others, groups)
 
 
@@ -372,7 +415,7 @@ class _StyleControlledRatings:
 # --- the sections of the summary -------------------------------------------------------------------------
 
 
-def _call_counts(items: Sequence[ItemResult]) -> dict[str, Any]:
+def _call_counts(items: Sequence[ItemResult]) -> CallCounts:
     """Error, invalid, call, cache and token counts (every item, scored or not)."""
     labels = [[c.label for c in r.calls] if r.calls else _positional(r) for r in items]
     calls = [c for r in items for c in r.calls]
@@ -408,7 +451,7 @@ def _call_counts(items: Sequence[ItemResult]) -> dict[str, Any]:
 
 def _position(
     items: Sequence[ItemResult], scored: FloatArray, score: FloatArray, orders: int, figures: _Figures
-) -> dict[str, Any]:
+) -> Position:
     """Position consistency, flip rates, first/second-position bias, the sign test, the preference score."""
     two = scored * _mask(items, lambda r: r.call2 is not None)
     consistent = two * _mask(items, lambda r: r.consistent is True)
@@ -437,20 +480,25 @@ def _position(
     }
     rates["win_rate_consistent"] = (score * consistent, consistent)
     figures.rates.update(rates)
-    out: dict[str, Any] = {name: _point(*rates[name]) for name in rates}
-    out["position_consistency_n"] = int(two.sum())
-    out["win_rate_consistent_n"] = int(consistent.sum())
-    out["preference_score_n"] = int(readable.sum())
     k, m = int(first.sum()), int(first.sum() + second.sum())
-    out["first_position_n"] = m
-    out["first_position_k"] = k
-    out["first_position_p"] = stats.binomial_two_sided_p(k, m)
-    if orders == 1:
+    one = orders == 1  # then the counts and the sign test are null: there is no second order to compare with
+    out: Position = {
+        "position_consistency": _point(*rates["position_consistency"]),
+        "flip_rate": _point(*rates["flip_rate"]),
+        "residual_flip_rate": _point(*rates["residual_flip_rate"]),
+        "biased_first": _point(*rates["biased_first"]),
+        "biased_second": _point(*rates["biased_second"]),
+        "preference_score": _point(*rates["preference_score"]),
+        "win_rate_consistent": _point(*rates["win_rate_consistent"]),
+        "position_consistency_n": None if one else int(two.sum()),
+        "win_rate_consistent_n": None if one else int(consistent.sum()),
+        "preference_score_n": None if one else int(readable.sum()),
+        "first_position_n": None if one else m,
+        "first_position_k": None if one else k,
+        "first_position_p": None if one else stats.binomial_two_sided_p(k, m),
+    }
+    if one:
         out["position_consistency_note"] = ONE_ORDER_NOTE
-        for name in ("position_consistency_n", "win_rate_consistent_n", "preference_score_n"):
-            out[name] = None
-        for name in ("first_position_n", "first_position_k", "first_position_p"):
-            out[name] = None
     elif one_order := int(scored.sum() - two.sum()):
         out["position_consistency_note"] = (
             f"{one_order} of {int(scored.sum())} scored items have one order only; the position figures "
@@ -459,7 +507,7 @@ def _position(
     return out
 
 
-def _pooled(items: Sequence[ItemResult], scored: FloatArray, figures: _Figures) -> dict[str, Any]:
+def _pooled(items: Sequence[ItemResult], scored: FloatArray, figures: _Figures) -> Pooled:
     """Both orders as separate judgments: each call's item-frame preference, win 1 / tie 0.5 / loss 0."""
     total = np.zeros(len(items))
     count = np.zeros(len(items))
@@ -482,13 +530,13 @@ def _length(
     score: FloatArray,
     decisive: FloatArray,
     figures: _Figures,
-) -> dict[str, Any]:
+) -> Length:
     """Length bias: P(longer answer wins), length-verdict correlation, the length-controlled win rate."""
     chars = np.array([r.chars_a - r.chars_b for r in items], dtype=np.float64)
     differs = decisive * (chars != 0)
     longer_won = differs * ((chars > 0) == (score > 0.5))
     figures.rates["longer_wins"] = (longer_won, differs)
-    out: dict[str, Any] = {"longer_wins": _point(longer_won, differs), "longer_wins_n": int(differs.sum())}
+    out: Length = {"longer_wins": _point(longer_won, differs), "longer_wins_n": int(differs.sum())}
     keep = scored > 0
     out["length_verdict_corr"] = stats.pearson(chars[keep], score[keep])
     if out["length_verdict_corr"] is not None:
@@ -505,7 +553,7 @@ def _length_controlled(
     items: Sequence[ItemResult],
     decisive: FloatArray,
     figures: _Figures,
-) -> dict[str, Any]:
+) -> Length:
     """The win rate predicted at zero length difference by a logistic fit of decisive verdicts on length."""
     # Idea of AlpacaEval 2's length-controlled win rate: regress the decisive verdict (1 if a wins, 0 if b
     # wins) on x = log(words_a + 1) - log(words_b + 1) and read the fit at x = 0 (equal lengths):
@@ -515,7 +563,7 @@ def _length_controlled(
     # the scale of decisive_win_rate (wins / (wins + losses)), not of win_rate.
     keep = np.flatnonzero(decisive)
     fitted = [items[int(i)] for i in keep]
-    out: dict[str, Any] = {"length_controlled_win_rate": None, "length_controlled_n": len(fitted)}
+    out: Length = {"length_controlled_win_rate": None, "length_controlled_n": len(fitted)}
     x = np.array([math.log(r.words_a + 1) - math.log(r.words_b + 1) for r in fitted], dtype=np.float64)
     y = np.array([1.0 if r.verdict == "1" else 0.0 for r in fitted], dtype=np.float64)
     if keep.size < _MIN_LC_ITEMS:
@@ -555,7 +603,7 @@ def _length_controlled(
     return out
 
 
-def _style(items: Sequence[ItemResult], score: FloatArray, decisive: FloatArray, figures: _Figures) -> dict[str, Any]:
+def _style(items: Sequence[ItemResult], score: FloatArray, decisive: FloatArray, figures: _Figures) -> StyleBias:
     """Style bias: P(more formatted answer wins), the style-controlled win rate, the judge's style coefficients."""
     # "More formatted" = more markdown features in all (Style.total); items whose answers carry as many
     # features each, or whose styles were not recorded, are left out of styled_wins.
@@ -564,14 +612,14 @@ def _style(items: Sequence[ItemResult], score: FloatArray, decisive: FloatArray,
     differs = decisive * has * (totals != 0)
     styled_won = differs * ((totals > 0) == (score > 0.5))
     figures.rates["styled_wins"] = (styled_won, differs)
-    out: dict[str, Any] = {"styled_wins": _point(styled_won, differs), "styled_wins_n": int(differs.sum())}
+    out: StyleBias = {"styled_wins": _point(styled_won, differs), "styled_wins_n": int(differs.sum())}
     if not has.any():
         out["style_note"] = NO_STYLE_NOTE
     out.update(_style_controlled(items, decisive * has, figures))
     return out
 
 
-def _style_controlled(items: Sequence[ItemResult], decisive: FloatArray, figures: _Figures) -> dict[str, Any]:
+def _style_controlled(items: Sequence[ItemResult], decisive: FloatArray, figures: _Figures) -> StyleBias:
     """The win rate at equal length and formatting from one logistic fit of the decisive verdicts."""
     # The length-controlled model with the style features added (after Arena-Hard-Auto's style control):
     # logit P(a wins) = b0 + b_length * z_length + sum_f b_f * z_f, where each z is a log ratio
@@ -582,7 +630,7 @@ def _style_controlled(items: Sequence[ItemResult], decisive: FloatArray, figures
     # coefficients are log-odds per standard deviation: > 0 means the judge favours more of that feature.
     keep = np.flatnonzero(decisive)
     fitted = [items[int(i)] for i in keep]
-    out: dict[str, Any] = {
+    out: StyleBias = {
         "style_controlled_win_rate": None,
         "style_controlled_n": len(fitted),
         "style_coefficients": {},
@@ -650,12 +698,12 @@ def _style_covariates(rows: Sequence[ItemResult]) -> tuple[list[str], FloatArray
     return names, z
 
 
-def _soft(items: Sequence[ItemResult], scored: FloatArray, figures: _Figures, requested: bool) -> dict[str, Any]:
+def _soft(items: Sequence[ItemResult], scored: FloatArray, figures: _Figures, requested: bool) -> Soft:
     """Mean soft preference (P(a preferred) from log-probabilities) over the items that have one."""
     has = scored * _mask(items, lambda r: r.soft is not None)
     values = np.array([r.soft if r.soft is not None else 0.0 for r in items], dtype=np.float64) * has
     figures.rates["soft_win_rate"] = (values, has)
-    out: dict[str, Any] = {"soft_win_rate": _point(values, has), "soft_n": int(has.sum())}
+    out: Soft = {"soft_win_rate": _point(values, has), "soft_n": int(has.sum())}
     if out["soft_win_rate"] is None and requested:  # no note when nobody asked for log-probabilities
         out["soft_note"] = SOFT_NOTE
     return out
@@ -663,14 +711,14 @@ def _soft(items: Sequence[ItemResult], scored: FloatArray, figures: _Figures, re
 
 def _human_labels(
     items: Sequence[ItemResult], scored: FloatArray, threshold: float, figures: _Figures, ceiling: float | None
-) -> dict[str, Any]:
+) -> HumanLabels:
     """Agreement with the human label (all and decisive verdicts), Cohen's kappa and the rubric warning."""
     labelled = scored * _mask(items, lambda r: r.human in ("1", "2"))
     match = labelled * _mask(items, lambda r: r.verdict == r.human)
     both_decisive = labelled * _mask(items, lambda r: r.verdict in ("1", "2"))
     figures.rates["human_agreement"] = (match, labelled)
     figures.rates["human_agreement_decisive"] = (match * both_decisive, both_decisive)
-    out: dict[str, Any] = {
+    out: HumanLabels = {
         "human_agreement": _point(match, labelled),
         "human_agreement_n": int(labelled.sum()),
         "human_agreement_decisive": _point(match * both_decisive, both_decisive),
@@ -691,13 +739,13 @@ def _human_labels(
 
 def _agreement_verdict(
     agreement: float | None, n: int, items: Sequence[ItemResult], threshold: float, ceiling: float | None
-) -> dict[str, Any]:
+) -> HumanLabels:
     """The threshold warning, measured against the human ceiling when one is known."""
     # A judge that agrees with people at least as often as people agree with each other cannot be improved by a
     # new rubric as far as these labels can tell: it is not warned, and the message says why not.
     ties = sum(1 for r in items if r.verdict != "error" and r.human == "tie")
     basis = f"on {n} decisive labels; {ties} {'tie' if ties == 1 else 'ties'} left out"
-    out: dict[str, Any] = {
+    out: HumanLabels = {
         "human_agreement_ties_left_out": ties,
         "agreement_threshold": threshold,
         "agreement_ceiling": ceiling,
@@ -722,7 +770,7 @@ def _agreement_verdict(
     return out
 
 
-def _human_votes(items: Sequence[ItemResult], scored: FloatArray, figures: _Figures) -> dict[str, Any]:
+def _human_votes(items: Sequence[ItemResult], scored: FloatArray, figures: _Figures) -> HumanVotes:
     """Agreement with a randomly chosen human vote (with and without ties) and between two humans."""
     # As defined in Zheng et al. 2023 (MT-Bench): the probability that a random human vote on a random item
     # equals the verdict, i.e. per item the fraction of matching votes, averaged over items. (FastChat's
@@ -751,16 +799,19 @@ def _human_votes(items: Sequence[ItemResult], scored: FloatArray, figures: _Figu
         "human_human_agreement": (pairs, has_pairs),
     }
     figures.rates.update(rates)
-    out: dict[str, Any] = {}
-    for name, (num, den) in rates.items():
-        out[name] = _point(num, den)
-        out[f"{name}_n"] = int(den.sum())
-    return out
+    return {
+        "human_vote_agreement": _point(agree, has),
+        "human_vote_agreement_n": int(has.sum()),
+        "human_vote_agreement_no_ties": _point(agree_nt, has_nt),
+        "human_vote_agreement_no_ties_n": int(has_nt.sum()),
+        "human_human_agreement": _point(pairs, has_pairs),
+        "human_human_agreement_n": int(has_pairs.sum()),
+    }
 
 
 def _self_preference(
     items: Sequence[ItemResult], scored: FloatArray, score: FloatArray, family: str, figures: _Figures
-) -> dict[str, Any]:
+) -> SelfPreference:
     """Score of the judge's own-family answer over items where exactly one answer comes from that family."""
     needle = family.lower()
     own_a = _mask(items, lambda r: needle in (r.model_a or "").lower())
@@ -800,7 +851,7 @@ def _majority_label(labels: Sequence[str]) -> str:
     return counted[0][0]
 
 
-def _samples(items: Sequence[ItemResult], figures: _Figures) -> dict[str, Any]:
+def _samples(items: Sequence[ItemResult], figures: _Figures) -> Repetition:
     """Repetition stability per order and the figures of the samples' majority (judge.samples > 1)."""
     # Repetition stability as Shi et al. 2024 ("Judging the Judges") define it: per item and order, the share
     # of the samples that gave the most frequent reply, averaged over items; 1 = the same reply every time.
@@ -843,14 +894,19 @@ def _samples(items: Sequence[ItemResult], figures: _Figures) -> dict[str, Any]:
         "soft_win_rate_mean": (soft, soft_has),
     }
     figures.rates.update(rates)
-    out: dict[str, Any] = {"samples": most}
-    for name, (num, den) in rates.items():
-        out[name] = _point(num, den)
+    out: Repetition = {
+        "samples": most,
+        "repetition_stability_order1": _point(*rates["repetition_stability_order1"]),
+        "repetition_stability_order2": _point(*rates["repetition_stability_order2"]),
+        "majority_win_rate": _point(*rates["majority_win_rate"]),
+        "majority_position_consistency": _point(*rates["majority_position_consistency"]),
+        "soft_win_rate_mean": _point(*rates["soft_win_rate_mean"]),
+    }
     out["repetition_stability_n"] = int(np.maximum(has[0], has[1]).sum())
     out["majority_n"] = int(majority_scored.sum())
     if gateway_cached:
+        out["repetition_stability_order1"] = out["repetition_stability_order2"] = None
         for name in ("repetition_stability_order1", "repetition_stability_order2"):
-            out[name] = None
             figures.rates.pop(name, None)
         out["repetition_stability_note"] = (
             f"not identifiable: {gateway_cached} samples were served from a gateway's response cache, so they "
@@ -925,7 +981,7 @@ def _groups(clustering: Clustering | None, n: int) -> IntArray | None:
     return stats.cluster_index(clustering.labels)
 
 
-def _cluster_fields(clustering: Clustering | None, groups: IntArray | None) -> dict[str, Any]:
+def _cluster_fields(clustering: Clustering | None, groups: IntArray | None) -> Intervals:
     """What the intervals resampled: `bootstrap_cluster` (the field, None = items) and the number of clusters."""
     if clustering is None or groups is None:
         return {"bootstrap_cluster": None, "bootstrap_clusters": None}

@@ -8,6 +8,7 @@ change make the judge better or worse". Pure: rows in, JSON-ready values out.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -92,8 +93,8 @@ def with_invalid_rate(measured: Measured, rows: Sequence[ItemResult]) -> Measure
     """The run's figures with `invalid_rate` as a ratio figure, which summary.json states only as counts."""
     rate = invalid_rate(rows)
     total = float(rate[1].sum())
-    summary = measured.summary | {"invalid_rate": float(rate[0].sum()) / total if total else None}
-    return Measured(summary, {**measured.rates, "invalid_rate": rate}, measured.others, measured.groups)
+    derived = {**measured.derived, "invalid_rate": float(rate[0].sum()) / total if total else None}
+    return dataclasses.replace(measured, rates={**measured.rates, "invalid_rate": rate}, derived=derived)
 
 
 def paired_differences(
@@ -111,7 +112,7 @@ def paired_differences(
     difference in a replicate is the difference the same resampled items would show. `groups` (a cluster number
     per row) draws clusters instead of items, as the run's own intervals do.
     """
-    names = [name for name in figures if name in base.summary or name in cand.summary]
+    names = [name for name in figures if any(name in m.summary or name in m.derived for m in (base, cand))]
     n = _rows(base, cand)
     collected: dict[str, list[FloatArray]] = {name: [] for name in names if _both(base, cand, name)}
     for counts in stats.resample_counts(n, resamples, seed, groups):
@@ -119,7 +120,7 @@ def paired_differences(
             collected[name].append(cand.replicates(name, counts) - base.replicates(name, counts))
     out: dict[str, Difference] = {}
     for name in names:
-        b, c = _value(base, name), _value(cand, name)
+        b, c = base.value(name), cand.value(name)
         parts = collected.get(name)
         interval = stats.percentile_interval(np.concatenate(parts)) if parts else None
         test, p, counted, discordant = _exact_test(base, cand, name)
@@ -179,12 +180,7 @@ def _exact_test(
 
 def _both(base: Measured, cand: Measured, name: str) -> bool:
     """Both runs have the figure, and it can be resampled."""
-    return all(_value(m, name) is not None and (name in m.rates or name in m.others) for m in (base, cand))
-
-
-def _value(measured: Measured, name: str) -> float | None:
-    value = measured.summary.get(name)
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+    return all(m.value(name) is not None and (name in m.rates or name in m.others) for m in (base, cand))
 
 
 def _rows(base: Measured, cand: Measured) -> int:

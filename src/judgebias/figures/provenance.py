@@ -13,10 +13,11 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from judgebias.core.models import is_reasoning_model
 from judgebias.core.record import GATEWAY_CACHED, CallResult, ItemResult
+from judgebias.core.summary import Origin
 
 _SNAPSHOT = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{4}|\d{8}|latest)$")  # gpt-4o-2024-08-06, o1-mini-0912, ...-20241022
 MIXED_IDS_LISTED = 50  # item ids listed in the printed line (summary.json lists every one)
@@ -94,7 +95,7 @@ def model_of(name: str, accepted: Sequence[str]) -> str:
     return _SNAPSHOT.sub("", bare) or bare
 
 
-def judge_origin(rows: Sequence[ItemResult], configured: str | None, expected: Sequence[str]) -> dict[str, Any]:
+def judge_origin(rows: Sequence[ItemResult], configured: str | None, expected: Sequence[str]) -> Origin:
     """One judge's provenance figures: answered_by, calls_foreign, mixed items, cached foreign, gateway counts."""
     calls = [call for row in rows for call in row.calls]
     answered = [call for call in calls if _answered(call)]
@@ -133,37 +134,51 @@ def judge_origin(rows: Sequence[ItemResult], configured: str | None, expected: S
     }
 
 
-def merge_origins(origins: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def merge_origins(origins: Mapping[str, Origin]) -> Origin:
     """The run's provenance from each judge's: counts summed; an ensemble's answered_by keyed "judge: deployment"."""
     if len(origins) == 1:
         return next(iter(origins.values()))
-    merged: dict[str, Any] = {"answered_by": {}, "items_mixed_judge_ids": [], "answered_unexpected": []}
-    for name, origin in origins.items():
-        merged["answered_unexpected"] += [f"{name}: {who}" for who in origin.get("answered_unexpected", [])]
-        merged["answered_by"].update({f"{name}: {who}": n for who, n in origin["answered_by"].items()})
-        merged["items_mixed_judge_ids"] += [f"{name}: {item}" for item in origin["items_mixed_judge_ids"]]
-        summed = (
-            "calls_foreign", "items_mixed_judge", "cached_foreign", "gateway_fallbacks", "gateway_retries",
-            "calls_gateway_cached",
-        )  # fmt: skip
-        for key in (*summed, "models_answering"):
-            merged[key] = merged.get(key, 0) + origin.get(key, 0)
-    merged["mixed_judge_by"] = {name: _mixed(origin) for name, origin in origins.items()}
-    return merged
+    parts = list(origins.items())
+
+    def total(key: _SummedKey) -> int:
+        return sum(origin.get(key, 0) for _, origin in parts)
+
+    return {  # the order of the keys as summary.json has always written them for an ensemble
+        "answered_by": {f"{name}: {who}": n for name, o in parts for who, n in o.get("answered_by", {}).items()},
+        "items_mixed_judge_ids": [
+            f"{name}: {item}" for name, o in parts for item in o.get("items_mixed_judge_ids", [])
+        ],
+        "answered_unexpected": [f"{name}: {who}" for name, o in parts for who in o.get("answered_unexpected", [])],
+        "calls_foreign": total("calls_foreign"),
+        "items_mixed_judge": total("items_mixed_judge"),
+        "cached_foreign": total("cached_foreign"),
+        "gateway_fallbacks": total("gateway_fallbacks"),
+        "gateway_retries": total("gateway_retries"),
+        "calls_gateway_cached": total("calls_gateway_cached"),
+        "models_answering": total("models_answering"),
+    }
 
 
-def _mixed(origin: dict[str, Any]) -> bool:
+_SummedKey = Literal[
+    "models_answering", "calls_gateway_cached", "calls_foreign", "items_mixed_judge", "cached_foreign",
+    "gateway_fallbacks", "gateway_retries",
+]  # fmt: skip
+
+
+def is_mixed(origin: Origin) -> bool:
     """Several models answered (names the declaration maps to one model count once), a foreign one, or a fallback."""
-    models = origin.get("models_answering", len(origin["answered_by"]))
-    return bool(models > 1 or origin["calls_foreign"] or origin["gateway_fallbacks"])
+    models = origin.get("models_answering", len(origin.get("answered_by", {})))
+    return bool(models > 1 or origin.get("calls_foreign") or origin.get("gateway_fallbacks"))
 
 
-def mixed_judge_note(origin: dict[str, Any], judge: str) -> str | None:
-    """The one line saying how a run's judge was not one judge (None: it was one judge)."""
-    by_judge = origin.get("mixed_judge_by")
-    if by_judge is not None and not any(by_judge.values()):
-        return None
-    if by_judge is None and not _mixed(origin):
+def mixed_judge_note(origin: Origin, judge: str, by_judge: Mapping[str, Origin] | None = None) -> str | None:
+    """The one line saying how a run's judge was not one judge (None: it was one judge).
+
+    `by_judge` (an ensemble's judges' own origins): the ensemble was one judge each when every judge was one."""
+    if by_judge is not None and len(by_judge) > 1:
+        if not any(is_mixed(own) for own in by_judge.values()):
+            return None
+    elif not is_mixed(origin):
         return None
     who = ", ".join(f"{name} {n}" for name, n in origin["answered_by"].items())
     parts = [f"calls answered by {who}"]

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from typing import Any
 
 from judgebias.config.pricing import call_cost
 from judgebias.config.schema import Config, JudgeConfig, judges_of
-from judgebias.core.record import SUMMARY_SCHEMA_VERSION, ItemResult, Summary
+from judgebias.core.record import ItemResult
+from judgebias.core.summary import SUMMARY_SCHEMA_VERSION, Ensemble, Figures, Identity, RunRecord, Summary
 from judgebias.figures.clustering import Clustering
 from judgebias.figures.metrics import bradley_terry_ratings, summarize
 from judgebias.figures.provenance import (
@@ -39,7 +40,7 @@ def summarize_run(
     per_judge: dict[str, list[ItemResult]],
     combined: list[ItemResult],
     clustering: Clustering | None = None,
-) -> Summary:
+) -> tuple[Figures, Ensemble]:
     """The metrics of the run: the ensemble's figures with each judge's own beside them, or the one judge's."""
     settings: dict[str, Any] = {
         "resamples": config.bootstrap.resamples,
@@ -51,14 +52,14 @@ def summarize_run(
     if len(per_judge) == 1:
         ((name, rows),) = per_judge.items()
         judge = judges[name]
-        return summarize(rows, judge_family=judge.family, logprobs_requested=judge.logprobs, **settings)
+        return summarize(rows, judge_family=judge.family, logprobs_requested=judge.logprobs, **settings), {}
     asked = any(judge.logprobs for judge in judges.values())
     merged = summarize(combined, logprobs_requested=asked, **settings)
-    merged["judges"] = {
+    own = {
         name: summarize(rows, judge_family=judges[name].family, logprobs_requested=judges[name].logprobs, **settings)
         for name, rows in per_judge.items()
     }
-    return merged
+    return merged, {"judges": own}
 
 
 def build_summary(
@@ -75,65 +76,68 @@ def build_summary(
     clustering: Clustering | None = None,
     failed_by_kind: Mapping[str, int] | None = None,
 ) -> Summary:
-    """summary.json: the run's identity, then every figure, then cost and notes.
+    """summary.json: the run's identity, then every figure, then who answered, then cost and notes.
 
     `retries` counts every retried request of the live judges; `timeouts` those retried after a client-side
     timeout, which the endpoint may have answered and billed as well.
     """
     judges = judges_of(config)
-    identity: dict[str, Any] = {
+    name = next(iter(judges)) if len(judges) == 1 else "ensemble"
+    identity: Identity = {
         "status": "errors" if failures else "ok",
-        "judge": next(iter(judges)) if len(judges) == 1 else "ensemble",
+        "judge": name,
         "rubric": config.rubric.name,
         "data": config.data.name,
         "schema_version": SUMMARY_SCHEMA_VERSION,
     }
     if len(judges) > 1:
         identity["ensemble"] = list(judges)
-    summary = cast(Summary, identity | summarize_run(config, per_judge, combined, clustering))
-    cost, saved, batched, models = _spent(judges, per_judge)
-    consistency_note = summary.get("position_consistency_note")
-    origin = merge_origins(
-        {name: judge_origin(per_judge[name], judge.model, judge.other_models()) for name, judge in judges.items()}
-    )
-    mixed_by = origin.pop("mixed_judge_by", None)
-    mixed_note = mixed_judge_note(origin | ({"mixed_judge_by": mixed_by} if mixed_by else {}), str(summary["judge"]))
-    summary.update(cast(Summary, origin))
-    summary["mixed_judge"] = mixed_note is not None
+    figures, ensemble = summarize_run(config, per_judge, combined, clustering)
+    own = {
+        judge_name: judge_origin(per_judge[judge_name], j.model, j.other_models()) for judge_name, j in judges.items()
+    }
+    origin = merge_origins(own)
+    mixed_note = mixed_judge_note(origin, name, own)
+    origin["mixed_judge"] = mixed_note is not None
     if mixed_note is not None:
-        summary["mixed_judge_note"] = mixed_note
+        origin["mixed_judge_note"] = mixed_note
     not_honoured, per_setting = _not_honoured(judges, per_judge)
-    summary["calls_settings_not_honoured"] = not_honoured
-    summary["settings_not_honoured"] = per_setting
+    origin["calls_settings_not_honoured"] = not_honoured
+    origin["settings_not_honoured"] = per_setting
     configured = dataclasses.asdict(next(iter(judges.values())))
     honoured_note = not_honoured_note(not_honoured, per_setting, configured)
-    unreadable = _unreadable_note(summary, failures)
-    if unreadable is not None:
-        summary["unreadable_note"] = unreadable
+    unreadable = _unreadable_note(figures, failures)
     if not failures:
-        summary["status"] = "unreadable" if unreadable else "mixed_judge" if mixed_note else "ok"
-    summary["calls_batched"] = batched
-    summary["batches"] = list(batches)
-    summary["cost_usd"] = round(cost, 6)
-    summary["saved_usd"] = round(saved, 6)
-    summary["models_reported"] = sorted(models)
-    summary["normalization"] = dataclasses.asdict(config.data.normalize)
-    summary["labels"] = str(config.rubric.labels)
-    summary["failed_calls"] = failures
-    summary["failed_by_kind"] = dict(sorted((failed_by_kind or {}).items()))
-    summary["retries"] = retries
-    summary["timeouts"] = timeouts
-    summary["judging_seconds"] = round(elapsed, 3)
-    gateway_note = _gateway_cache_note(int(summary.get("calls_gateway_cached") or 0))
-    summary["notes"] = (
-        ([unreadable] if unreadable else [])
-        + ([gateway_note] if gateway_note else [])
-        + _outcome_notes(summary)
-        + ([honoured_note] if honoured_note else [])
-        + notes
-        + ([consistency_note] if consistency_note else [])
+        identity["status"] = "unreadable" if unreadable else "mixed_judge" if mixed_note else "ok"
+    cost, saved, batched, models = _spent(judges, per_judge)
+    gateway_note = _gateway_cache_note(origin.get("calls_gateway_cached", 0))
+    consistency_note = figures.get("position_consistency_note")
+    record: RunRecord = {"unreadable_note": unreadable} if unreadable is not None else {}
+    record.update(
+        {
+            "calls_batched": batched,
+            "batches": list(batches),
+            "cost_usd": round(cost, 6),
+            "saved_usd": round(saved, 6),
+            "models_reported": sorted(models),
+            "normalization": dataclasses.asdict(config.data.normalize),
+            "labels": str(config.rubric.labels),
+            "failed_calls": failures,
+            "failed_by_kind": dict(sorted((failed_by_kind or {}).items())),
+            "retries": retries,
+            "timeouts": timeouts,
+            "judging_seconds": round(elapsed, 3),
+            "notes": (
+                ([unreadable] if unreadable else [])
+                + ([gateway_note] if gateway_note else [])
+                + _outcome_notes(figures)
+                + ([honoured_note] if honoured_note else [])
+                + notes
+                + ([consistency_note] if consistency_note else [])
+            ),
+        }
     )
-    return summary
+    return {**identity, **figures, **ensemble, **origin, **record}
 
 
 def _spent(
@@ -181,7 +185,7 @@ def _gateway_cache_note(gateway_cached: int) -> str | None:
     )
 
 
-def _unreadable_note(summary: Summary, failures: int) -> str | None:
+def _unreadable_note(summary: Figures, failures: int) -> str | None:
     """The line that says most replies carried no verdict (before any advice about the rubric), or None."""
     share = summary.get("no_verdict_share")
     if share is None or share <= UNREADABLE_SHARE:
@@ -196,7 +200,7 @@ def _unreadable_note(summary: Summary, failures: int) -> str | None:
     )
 
 
-def _outcome_notes(summary: Summary) -> list[str]:
+def _outcome_notes(summary: Figures) -> list[str]:
     """What to do about the replies without a verdict: a larger budget for cut-off ones, re-asking refusals."""
     outcomes = summary.get("outcomes") or {}
     notes = []

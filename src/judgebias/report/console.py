@@ -6,17 +6,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from judgebias.core.record import (
-    Agreement,
-    Calibration,
-    Summary,
-)
 from judgebias.core.redaction import Redactor
+from judgebias.core.summary import Agreement, Calibration, DryRunEstimate, Summary
 from judgebias.core.terminal import escape_controls
 from judgebias.figures.formatting import ci_text, counted, p_text, pct
 
 
-def format_dry_run(estimate: dict[str, Any]) -> str:
+def format_dry_run(estimate: DryRunEstimate) -> str:
     """The dry run's one-screen account."""
     return (
         f"dry run: {estimate['judge']} / {estimate['rubric']} / {estimate['data']}: {estimate['n_items']} items, "

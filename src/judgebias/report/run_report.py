@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from judgebias.core.record import Summary
 from judgebias.core.redaction import Redactor
 from judgebias.core.style import FEATURES
+from judgebias.core.summary import Summary
 from judgebias.core.verdict import item_winner
 from judgebias.figures import formatting
 from judgebias.figures.formatting import counted, p_text, pct

@@ -12,8 +12,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from judgebias.core.record import FINISHED_STATUSES, Summary, status_reason
 from judgebias.core.redaction import Redactor
+from judgebias.core.summary import FINISHED_STATUSES, Summary, status_reason
 from judgebias.figures.formatting import pct
 from judgebias.report import svg
 from judgebias.report.pages import (
