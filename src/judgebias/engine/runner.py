@@ -201,7 +201,7 @@ def run_experiment(
             write_json(run.dry_run, estimate)
             echo(console.format_dry_run(estimate))
             return estimate
-        judged = _judge(config, judgings, items, cache, run, used, clustering)
+        judged = _judge(_Job(config, judgings, items, cache, run, used), clustering)
         used.finish(_paid_judges(judgings))
     except CacheUnavailable as error:
         raise CacheUnavailable(
@@ -256,16 +256,21 @@ class _Judged:
     budget: Budget | None
 
 
-def _judge(
-    config: Config,
-    judgings: list[Judging],
-    items: list[Item],
-    cache: ReplyStore,
-    run: RunDir,
-    used: KeyLog,
-    clustering: Clustering | None,
-) -> _Judged:
+@dataclasses.dataclass(frozen=True)
+class _Job:
+    """What every judging step of one run works on: its settings, judges, items, cache, folder and key log."""
+
+    config: Config
+    judgings: list[Judging]
+    items: list[Item]
+    cache: ReplyStore
+    run: RunDir
+    used: KeyLog
+
+
+def _judge(job: _Job, clustering: Clustering | None) -> _Judged:
     """The batch pre-pass (judge.mode=batch/export/import), then every call, under the spending cap."""
+    config, judgings, items, cache, run = job.config, job.judgings, job.items, job.cache, job.run
     started = time.monotonic()
     budget = Budget.of(config)
     trial = budget.trial() if budget is not None else None  # the batch pre-pass's own count of the cap
@@ -284,7 +289,7 @@ def _judge(
         cache.mode = CacheMode.use  # the batch refreshed every call: the rest of the run reads its replies
     full, imported, stored = FullCache(), ImportedReplies(), StoredTimes()
     per_judge, combined, failed_by_kind = _judge_all(
-        config, judgings, items, cache, run, used, full, imported, prefilled.batched, stored, spending, clustering
+        job, full, imported, prefilled.batched, stored, spending, clustering
     )
     return _Judged(
         per_judge, combined, failed_by_kind, time.monotonic() - started, prefilled.batches, full, imported, stored,
@@ -427,12 +432,7 @@ def _routed_elsewhere(judgings: Sequence[Judging], per_judge: Mapping[str, list[
 
 
 def _judge_all(
-    config: Config,
-    judgings: list[Judging],
-    items: list[Item],
-    cache: ReplyStore,
-    run: RunDir,
-    used: KeyLog,
+    job: _Job,
     full: FullCache,
     imported: ImportedReplies,
     batched: AbstractSet[str] = frozenset(),
@@ -446,6 +446,7 @@ def _judge_all(
     written; the one judge's rows otherwise) and the number of failed calls. `stored` collects the stored times
     of the cached replies used.
     """
+    config, judgings, items, cache, run, used = job.config, job.judgings, job.items, job.cache, job.run, job.used
     per_judge: dict[str, list[ItemResult]] = {j.name: [] for j in judgings}
     combined: list[ItemResult] = [] if len(judgings) > 1 else per_judge[judgings[0].name]
     window = max(64, 8 * config.max_concurrency)  # items in flight: enough to keep every worker busy
