@@ -116,7 +116,9 @@ def early_retries(server: RunningServer) -> list[tuple[str, float, float]]:
     for body, attempts in attempts_by_body(server).items():
         for refused, retry in itertools.pairwise(attempts):
             if refused["status"] == 429 and refused["retry_after"] is not None:
-                waited = retry["arrived"] - refused["done"]
+                # From when the 429 began to be sent (the earliest the client can have read it), not from when the
+                # server's thread noted it done: under load that thread can wait for the interpreter after sending.
+                waited = retry["arrived"] - refused["sent"]
                 if waited < refused["retry_after"]:
                     early.append((body, waited, refused["retry_after"]))
     return early

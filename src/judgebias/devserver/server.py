@@ -320,6 +320,7 @@ class _Handler(BaseHTTPRequestHandler):
     server_version = "judgebias-devserver"
     _status = 0  # the status of the last whole response sent on this connection (0: none)
     _retry_after: float | None = None  # the retry-after-ms it carried, in seconds
+    _sent_at: float | None = None  # when its response began to be written: the earliest a client can hold it
 
     @property
     def _server(self) -> _Server:
@@ -457,7 +458,7 @@ class _Handler(BaseHTTPRequestHandler):
             state.in_flight += 1
             state.max_in_flight = max(state.max_in_flight, state.in_flight)
         arrived = time.monotonic()
-        self._status, self._retry_after = 0, None
+        self._status, self._retry_after, self._sent_at = 0, None, None
         try:
             if self._authorized(count=True):
                 self._admit_and_answer(body, digest, serial, options, text=text)
@@ -466,6 +467,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "body": digest.hex()[:16],
                 "arrived": arrived,
                 "done": time.monotonic(),
+                "sent": self._sent_at,
                 "status": self._status,
                 "retry_after": self._retry_after,
             }
@@ -673,6 +675,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._retry_after = next(
             (int(value.removesuffix("ms")) / 1000 for name, value in headers if name in _WAIT_MS_HEADERS), None
         )
+        self._sent_at = time.monotonic()
         self.wfile.write(self._head(status, len(data), headers) + data)
 
     def _send_partial_and_abort(self, data: bytes) -> None:
@@ -1057,7 +1060,8 @@ class RunningServer:
         return self._server.state.snapshot()
 
     def timeline(self) -> list[dict[str, Any]]:
-        """Every chat-completions request (body, monotonic arrival and end, status or 0, retry_after), by arrival."""
+        """Every chat-completions request (body; monotonic arrival, start of the response, end; status or 0;
+        retry_after), by arrival."""
         with self._server.state.lock:
             return sorted(self._server.state.timeline, key=lambda event: event["arrived"])
 
