@@ -122,6 +122,8 @@ class OpenAIJudge(Backend):
         self._lock = threading.Lock()
         self._noticed: dict[str, float] = {}  # retry reason -> when it was last shown on the terminal
         self.completions = config.api == JudgeApi.completions  # a prompt continued, the verdict its first token
+        per_token = REPLY_BYTES_PER_TOKEN_LOGPROBS if config.logprobs else REPLY_BYTES_PER_TOKEN
+        self.reply_bound = max(MIN_REPLY_BOUND, per_token * (config.max_tokens or 0))  # longer: not read
         self.first_token = self.completions
 
     def chat_messages(self, messages: list[dict[str, str]]) -> list[dict[str, str]]:
@@ -343,12 +345,10 @@ class OpenAIJudge(Backend):
     def _reply_of(self, raw: Any, call: _Call, request: Request, meter: AttemptMeter | None) -> Reply:
         """The attempt's reply; raises UnusableReply or TruncatedReply for a billed reply worth asking again."""
         text = raw.text
-        per_token = REPLY_BYTES_PER_TOKEN_LOGPROBS if self.config.logprobs else REPLY_BYTES_PER_TOKEN
-        reply_bound = max(MIN_REPLY_BOUND, per_token * (self.config.max_tokens or 0))
-        if len(text) > reply_bound:  # a reply no budget of judge.max_tokens could hold: not parsed
+        if len(text) > self.reply_bound:  # a reply no budget of judge.max_tokens could hold: not parsed
             return _truncated(
                 Reply(None),
-                f"the reply was {len(text):,} characters, more than the {reply_bound:,} a reply to "
+                f"the reply was {len(text):,} characters, more than the {self.reply_bound:,} a reply to "
                 f"judge.max_tokens={self.config.max_tokens} can hold: not read",
             )
         reply = self._read(self.redact.known(text), raw.headers, request.view.labels(self.rubric.tie_label))

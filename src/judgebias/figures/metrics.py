@@ -928,7 +928,7 @@ def _intervals(
     # percentiles. Ratio figures are vectorised as counts @ numerator / counts @ denominator.
     summary = figures.summary
     names = [name for name in _CI_ORDER if name in summary]
-    wanted = [name for name in names if _figure_value(summary, name) is not None]
+    wanted = [name for name in names if figure_value(summary, name) is not None]
     rate_names = [name for name in wanted if name in figures.rates]
     other_names = [name for name in wanted if name not in figures.rates]
     collected: dict[str, list[FloatArray]] = {name: [] for name in wanted}
@@ -989,13 +989,6 @@ def _cluster_fields(clustering: Clustering | None, groups: IntArray | None) -> I
 
 
 # --- helpers ---------------------------------------------------------------------------------------------
-
-
-def _figure_value(summary: Mapping[str, Any], name: str) -> Any:
-    """The point value of figure `name` in the summary (self_preference lives in a nested dict)."""
-    if name == "self_preference":
-        return summary["self_preference"]["own_win_rate"]
-    return summary.get(name)
 
 
 def _column(values: Iterable[float]) -> FloatArray:
