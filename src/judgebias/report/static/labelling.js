@@ -1,4 +1,4 @@
-// The labelling page: one pair at a time, blinded, in an order of the annotator's own; state in localStorage.
+// The labelling page: one pair at a time, blinded, in an order of the annotator's own; state kept in the browser.
 "use strict";
 (function () {
   var main = document.getElementById("labelling");
@@ -15,14 +15,46 @@
   var state = load();
   var words = { "1": "answer 1 is better", "2": "answer 2 is better", t: "tie", s: "skipped" };
 
-  function load() {
+  // The state is kept in three places: localStorage (survives closing the browser), sessionStorage and the tab's
+  // window.name (both survive a reload of the tab). Chromium has been seen to drop a file:// page's localStorage
+  // on reload when the machine is busy; the copy saved last (highest revision) wins.
+  function parse(text) {
     try {
-      var saved = JSON.parse(window.localStorage.getItem(storeKey) || "null");
-      if (saved && typeof saved === "object" && saved.labels) return saved;
+      var saved = JSON.parse(text || "null");
+      if (saved && typeof saved === "object" && saved.labels && typeof saved.labels === "object") return saved;
     } catch (ignored) {}
-    return { annotator: "", position: 0, labels: {} };
+    return null;
   }
-  function save() { window.localStorage.setItem(storeKey, JSON.stringify(state)); }
+  function tabCopy() {
+    var held = safeJson(window.name);
+    return held && typeof held === "object" && held[storeKey] ? JSON.stringify(held[storeKey]) : null;
+  }
+  function safeJson(text) {
+    try { return JSON.parse(text || "null"); } catch (ignored) { return null; }
+  }
+  function load() {
+    var best = null;
+    [
+      function () { return window.localStorage.getItem(storeKey); },
+      function () { return window.sessionStorage.getItem(storeKey); },
+      tabCopy,
+    ].forEach(function (read) {
+      var saved = null;
+      try { saved = parse(read()); } catch (ignored) {}
+      if (saved && (!best || (saved.revision || 0) > (best.revision || 0))) best = saved;
+    });
+    return best || { annotator: "", position: 0, labels: {}, revision: 0 };
+  }
+  function save() {
+    state.revision = (state.revision || 0) + 1;
+    var text = JSON.stringify(state);
+    try { window.localStorage.setItem(storeKey, text); } catch (ignored) {}
+    try { window.sessionStorage.setItem(storeKey, text); } catch (ignored) {}
+    var held = safeJson(window.name);
+    if (!held || typeof held !== "object" || Array.isArray(held)) held = {};
+    held[storeKey] = state;
+    window.name = JSON.stringify(held);
+  }
 
   // FNV-1a of annotator, sample and item id: which answer this annotator sees first, the same on every reload.
   function shownFirst(id) {
