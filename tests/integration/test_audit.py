@@ -133,3 +133,32 @@ def test_the_command_audits_a_fastchat_bench_and_refuses_a_bad_line_in_one_line(
     assert 2 == refused.returncode
     assert 1 == len(refused.stderr.strip().splitlines())
     assert refused.stderr.startswith("judgebias: error: ") and "gpt-4_pair.jsonl:4: field 'g1_winner'" in refused.stderr
+
+
+def test_a_position_effect_too_strong_for_a_float_is_printed_as_a_bound_not_as_p_equals_zero(tmp_path):
+    """1200 AlpacaEval records whose first-shown answer always won: the exact sign test p is 2 * 0.5**1200, below
+    the smallest float; the printed audit says `p < 1e-300`, never `p = 0`. Which output was shown first is
+    AlpacaEval's own seeded coin, written out here from its RandomSwitchTwoColumnsProcessor."""
+    import random
+
+    records = []
+    for i in range(1200):
+        instruction = f"Question number {i}?"
+        shown_second_first = random.Random("is_switched_outputs" + instruction + "0").choices([False, True])[0]
+        records.append({
+            "instruction": instruction, "output_1": f"baseline {i}", "generator_1": "gpt4_1106_preview",
+            "dataset": "helpful_base", "output_2": f"model {i}", "generator_2": "my-model",
+            "annotator": "weighted_alpaca_eval_gpt4_turbo", "preference": 2.0 if shown_second_first else 1.0,
+        })  # fmt: skip
+    folder = tmp_path / "results" / "my-model" / "weighted_alpaca_eval_gpt4_turbo"
+    folder.mkdir(parents=True)
+    (folder / "annotations.json").write_text(json.dumps(records), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "judgebias.audit", "alpacaeval", str(tmp_path / "results"),
+         "--out", str(tmp_path / "out"), "--resamples", "20"],
+        capture_output=True, text=True, check=False, timeout=120,
+    )  # fmt: skip
+    assert 0 == done.returncode, done.stderr
+    assert 0.5**1200 * 2 == 0.0
+    assert "first-shown wins: 100.0%" in done.stdout and "sign test p < 1e-300" in done.stdout, done.stdout
+    assert "p = 0" not in done.stdout

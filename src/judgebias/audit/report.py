@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from judgebias.figures.formatting import ci_text, counted, pct
+from judgebias.figures.formatting import ci_text, counted, p_text, pct
 
 NOT_RATES = ("first_position_p", "cohen_kappa", "n_items", "n_invalid")
 REASONS = {
@@ -64,7 +64,7 @@ def _position_line(position: Mapping[str, Any], indent: str = "") -> str:
         return f"{indent}- first-shown wins: n/a ({position.get('note') or 'no decisive record'})"
     return (
         f"{indent}- first-shown wins: {pct(share)}{ci_text(position.get('first_shown_ci'))} of "
-        f"{counted(position['first_shown_n'], 'decisive record')}, sign test p = {position['first_shown_p']:.3g}"
+        f"{counted(position['first_shown_n'], 'decisive record')}, sign test {p_text(position['first_shown_p'])}"
     )
 
 
