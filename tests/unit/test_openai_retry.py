@@ -13,7 +13,16 @@ import httpx2
 import openai
 import pytest
 
-from judgebias.backends.openai import classify, explain, is_permanent, is_throttled, is_transient, retry_after
+from judgebias.backends.openai import (
+    OpenAIJudge,
+    classify,
+    explain,
+    is_permanent,
+    is_throttled,
+    is_transient,
+    retry_after,
+)
+from judgebias.config.schema import JudgeConfig, RubricConfig
 from judgebias.core.errors import TruncatedReply
 from judgebias.core.record import Reply
 
@@ -107,26 +116,39 @@ def test_a_429_or_a_stated_wait_counts_as_throttling() -> None:
     assert [True, True, False] == [is_throttled(error) for error in cases]
 
 
-def test_explain_names_the_status_and_the_fix_without_the_key() -> None:
-    """The one-line reason names the HTTP status and what to change, and never the key the request carried."""
+def judge_sending(monkeypatch: pytest.MonkeyPatch, **settings: Any) -> OpenAIJudge:
+    """A live judge whose key (JB_TEST_KEY) and extra headers' values are set in the environment, as a user sets
+    them; nothing is sent."""
+    monkeypatch.setenv("JB_TEST_KEY", "sk-test-secret-value-1234")
+    config = JudgeConfig(backend="openai", name="j", model="m", base_url="http://127.0.0.1:9/v1", **settings)  # type: ignore[arg-type]
+    return OpenAIJudge(config, RubricConfig())
+
+
+def test_explain_names_the_status_and_the_fix_without_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The one-line reason names the HTTP status and what to change, and never the key the judge sent, which
+    the server echoed (the SDK's error no longer carries the request's Authorization header from openai 3.60)."""
+    judge = judge_sending(monkeypatch, api_key_env="JB_TEST_KEY")
     error = status_error(401, {"error": {"message": "Incorrect API key provided: sk-test-secret-value-1234"}})
 
-    reason = explain(error)
+    reason = judge.explain(error)
     assert (True, True, False) == (
         reason.startswith("HTTP 401"),
         "check the key in the judge's api_key_env variable" in reason,
         "sk-test-secret-value-1234" in reason,
     )
+    assert reason == judge.classify(error).reason
 
 
-def test_explain_never_repeats_a_credential_sent_in_an_extra_header() -> None:
+def test_explain_never_repeats_a_credential_sent_in_an_extra_header(monkeypatch: pytest.MonkeyPatch) -> None:
     """A gateway echoing a header the judge sent (judge.extra_headers, e.g. api-key) gets it redacted too."""
     secret = "azure-key-0123456789abcdef"
+    monkeypatch.setenv("JB_AZURE_KEY", secret)
+    judge = judge_sending(monkeypatch, api_key_env="JB_TEST_KEY", extra_headers={"api-key": "JB_AZURE_KEY"})
     request = httpx2.Request("POST", URL, headers={"api-key": secret, "content-type": "application/json"})
     response = httpx2.Response(401, json={"error": {"message": f"key {secret} is not valid"}}, request=request)
     client = openai.OpenAI(api_key="unused-key-123456789", base_url="http://127.0.0.1:9/v1", max_retries=0)
 
-    reason = explain(client._make_status_error_from_response(response))
+    reason = judge.explain(client._make_status_error_from_response(response))
 
     assert secret not in reason and "[redacted]" in reason
 

@@ -17,7 +17,7 @@ import re
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from judgebias.backends.base import AttemptMeter, Backend, BatchTransport, FleetSource
@@ -373,7 +373,7 @@ class OpenAIJudge(Backend):
     def _failed(self, error: Exception, sent: int) -> Exception:
         """The error a call that failed for good raises: FatalJudgeError when nothing has ever come back from an
         endpoint that cannot be reached (every other call would fail too), else CallFailed with its kind."""
-        failure = classify(error)
+        failure = self.classify(error)
         if failure.kind == FailureKind.unreachable and not self.reached:
             return FatalJudgeError(f"{self.describe()}: {failure.reason}")
         outcome = error.reply.outcome if isinstance(error, UnusableReply) else None
@@ -504,11 +504,11 @@ class OpenAIJudge(Backend):
 
     def classify(self, error: BaseException) -> Failure:
         """What an SDK error (or a reply refused as transient) means: see `classify` below."""
-        return classify(error)
+        return classify(error, self.redact.secrets())
 
     def explain(self, error: BaseException) -> str:
-        """The one-line reason of an SDK error, with the request's credentials redacted."""
-        return explain(error)
+        """The one-line reason of an SDK error, with the credentials this judge sends redacted."""
+        return explain(error, self.redact.secrets())
 
     def is_api_error(self, error: BaseException) -> bool:
         """Whether `error` is one of the SDK's API errors (status, connection, timeout)."""
@@ -602,11 +602,11 @@ def _attempts_text(error: BaseException, sent: int) -> str:
     return f"{requests}, waiting out the announced waits" if asked is not None and asked >= LONG_WAIT else requests
 
 
-def classify(error: BaseException) -> Failure:
+def classify(error: BaseException, known: Iterable[str] = ()) -> Failure:
     """The one decision about an error: permanent (the judge stops), or one call's failure that another attempt may
     cure (a timeout, nothing listening, the server pushing back on the rate, a passing error), or not; with the wait
-    the server announced and the reason, credentials redacted."""
-    reason = explain(error)
+    the server announced and the reason, credentials redacted (`known`: see `explain`)."""
+    reason = explain(error, known)
     wait = retry_after(error)
     if is_permanent(error):
         return Failure(FailureKind.permanent, reason, wait)
@@ -683,13 +683,17 @@ PLAIN_HEADERS = frozenset(
 )
 
 
-def explain(error: BaseException) -> str:
-    """A one-line reason from an SDK error: never the request, and never the key even if the server echoed it."""
+def explain(error: BaseException, known: Iterable[str] = ()) -> str:
+    """A one-line reason from an SDK error: never the request, and never the key even if the server echoed it.
+
+    `known` are the credentials the caller sent (the judge's key and extra headers, read from the environment):
+    the SDK may strip them from the request the error carries (openai >= 3.60 drops Authorization and api-key
+    there), so what the error's request still holds is only a second source."""
     request = getattr(error, "request", None)
     headers = getattr(request, "headers", {})
     authorization = str(headers.get("authorization") or "")
     # The key, and every value of a header the SDK does not set itself (judge.extra_headers may carry credentials).
-    secrets = [authorization.partition(" ")[2] or authorization] + [
+    secrets = [*known, authorization.partition(" ")[2] or authorization] + [
         str(value)
         for name, value in headers.items()
         if name.lower() not in PLAIN_HEADERS and not name.lower().startswith("x-stainless")
