@@ -202,6 +202,7 @@ def run_experiment(
             echo(console.format_dry_run(estimate))
             return estimate
         judged = _judge(_Job(config, judgings, items, cache, run, used), clustering)
+        del items  # the rows hold all the figures read: the dataset's text is not kept through the summary
         used.finish(_paid_judges(judgings))
     except CacheUnavailable as error:
         raise CacheUnavailable(
