@@ -161,10 +161,11 @@ def test_labels_from_the_page_merge_into_the_figures_computed_by_hand(tmp_path: 
     assert "ann: 4 of 8 labelled, 0 skipped" == ann.shows("progress", "ann: 4 of 8 labelled, 0 skipped")
     assert "pair 5 of 8" == ann.shows("position", "pair 5 of 8")
     # A busy Chromium has dropped a file:// page's localStorage on reload; the tab's own copies keep the answers.
-    ann.driver.execute_script("window.localStorage.clear()")
-    ann.driver.refresh()
-    assert "ann: 4 of 8 labelled, 0 skipped" == ann.shows("progress", "ann: 4 of 8 labelled, 0 skipped")
-    assert "pair 5 of 8" == ann.shows("position", "pair 5 of 8")
+    for lost in ("window.localStorage.clear()", "window.localStorage.clear(); window.sessionStorage.clear()"):
+        ann.driver.execute_script(lost)  # then the tab's window.name is the last copy left
+        ann.driver.refresh()
+        assert "ann: 4 of 8 labelled, 0 skipped" == ann.shows("progress", "ann: 4 of 8 labelled, 0 skipped"), lost
+        assert "pair 5 of 8" == ann.shows("position", "pair 5 of 8")
     for wanted in plan_ann[4:]:
         ann.label(items, wanted)
     assert "ann: 7 of 8 labelled, 1 skipped" == ann.shows("progress", "ann: 7 of 8 labelled, 1 skipped")
