@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -139,8 +140,6 @@ def test_a_position_effect_too_strong_for_a_float_is_printed_as_a_bound_not_as_p
     """1200 AlpacaEval records whose first-shown answer always won: the exact sign test p is 2 * 0.5**1200, below
     the smallest float; the printed audit says `p < 1e-300`, never `p = 0`. Which output was shown first is
     AlpacaEval's own seeded coin, written out here from its RandomSwitchTwoColumnsProcessor."""
-    import random
-
     records = []
     for i in range(1200):
         instruction = f"Question number {i}?"

@@ -129,8 +129,8 @@ def label_all(page: Page, items: dict[str, dict[str, Any]], annotator: str, plan
 
 @pytest.mark.browser
 def test_labels_from_the_page_merge_into_the_figures_computed_by_hand(tmp_path: Path, browsers: Any) -> None:
-    """Keys label blinded pairs, back and reload keep the answers (also when localStorage is lost), export saves them, and the merged labels give
-    the ceiling and the judge's agreement computed here by hand."""
+    """Keys label blinded pairs, back and reload keep the answers (also when localStorage is lost), export saves
+    them, and the merged labels give the ceiling and the judge's agreement computed here by hand."""
     cache = f"cache.dir={tmp_path / 'cache'}"
     run = tmp_path / "run"
     run_here(run, "judge=longer", cache, "progress=off", "bootstrap.resamples=200")

@@ -12,46 +12,42 @@
     };
   });
   var storeKey = "judgebias-labels:" + sample;
+  var stores = ["localStorage", "sessionStorage"];  // besides the tab's window.name (see load)
   var state = load();
   var words = { "1": "answer 1 is better", "2": "answer 2 is better", t: "tie", s: "skipped" };
 
   // The state is kept in three places: localStorage (survives closing the browser), sessionStorage and the tab's
   // window.name (both survive a reload of the tab). Chromium has been seen to drop a file:// page's localStorage
   // on reload when the machine is busy; the copy saved last (highest revision) wins.
-  function parse(text) {
-    try {
-      var saved = JSON.parse(text || "null");
-      if (saved && typeof saved === "object" && saved.labels && typeof saved.labels === "object") return saved;
-    } catch (ignored) {}
-    return null;
-  }
-  function tabCopy() {
-    var held = safeJson(window.name);
-    return held && typeof held === "object" && held[storeKey] ? JSON.stringify(held[storeKey]) : null;
-  }
-  function safeJson(text) {
+  function parsed(text) {
     try { return JSON.parse(text || "null"); } catch (ignored) { return null; }
   }
+  function isState(saved) {
+    return Boolean(saved) && typeof saved === "object" && Boolean(saved.labels) && typeof saved.labels === "object";
+  }
+  function tabStates() {
+    var held = parsed(window.name);
+    return held && typeof held === "object" && !Array.isArray(held) ? held : {};
+  }
   function load() {
+    var copies = [];
+    stores.forEach(function (store) {
+      try { copies.push(parsed(window[store].getItem(storeKey))); } catch (ignored) {}  // storage may be refused
+    });
+    copies.push(tabStates()[storeKey]);
     var best = null;
-    [
-      function () { return window.localStorage.getItem(storeKey); },
-      function () { return window.sessionStorage.getItem(storeKey); },
-      tabCopy,
-    ].forEach(function (read) {
-      var saved = null;
-      try { saved = parse(read()); } catch (ignored) {}
-      if (saved && (!best || (saved.revision || 0) > (best.revision || 0))) best = saved;
+    copies.forEach(function (saved) {
+      if (isState(saved) && (!best || (saved.revision || 0) > (best.revision || 0))) best = saved;
     });
     return best || { annotator: "", position: 0, labels: {}, revision: 0 };
   }
   function save() {
     state.revision = (state.revision || 0) + 1;
     var text = JSON.stringify(state);
-    try { window.localStorage.setItem(storeKey, text); } catch (ignored) {}
-    try { window.sessionStorage.setItem(storeKey, text); } catch (ignored) {}
-    var held = safeJson(window.name);
-    if (!held || typeof held !== "object" || Array.isArray(held)) held = {};
+    stores.forEach(function (store) {
+      try { window[store].setItem(storeKey, text); } catch (ignored) {}  // full or refused: the other copies hold it
+    });
+    var held = tabStates();
     held[storeKey] = state;
     window.name = JSON.stringify(held);
   }
