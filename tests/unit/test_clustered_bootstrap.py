@@ -65,7 +65,8 @@ def width(interval: list[float] | None) -> float:
 def test_cluster_draw_moves_a_cluster_as_one() -> None:
     """Every item of a cluster gets the multiplicity its cluster was drawn with, and a resample draws as many clusters as there are."""
     groups = np.array([0, 0, 1, 2, 2, 2], dtype=np.int64)
-    counts = np.concatenate(list(stats.cluster_bootstrap_counts(groups, 500, seed=3)))
+    items = stats.units_of([np.arange(groups.size)], groups.size)  # each item a unit of its own
+    counts = np.concatenate(list(stats.unit_counts(items, 500, seed=3, groups=groups)))
     assert (500, 6) == counts.shape
     assert np.array_equal(counts[:, 0], counts[:, 1])
     assert np.array_equal(counts[:, 3], counts[:, 5])
@@ -74,9 +75,11 @@ def test_cluster_draw_moves_a_cluster_as_one() -> None:
 
 
 def test_without_clusters_the_draw_is_the_item_bootstrap() -> None:
-    """resample_counts without groups yields exactly bootstrap_counts' numbers (intervals pinned elsewhere stay)."""
-    plain = np.concatenate(list(stats.bootstrap_counts(40, 300, seed=7)))
-    routed = np.concatenate(list(stats.resample_counts(40, 300, 7)))
+    """Items drawn without groups get exactly the numbers of the same items each its own cluster (the two ways to
+    the item bootstrap agree, so intervals pinned elsewhere stay)."""
+    items = stats.units_of([np.arange(40)], 40)
+    plain = np.concatenate(list(stats.unit_counts(items, 300, 7)))
+    routed = np.concatenate(list(stats.unit_counts(items, 300, 7, groups=np.arange(40))))
     assert plain.tobytes() == routed.tobytes()
 
 

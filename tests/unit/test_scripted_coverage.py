@@ -24,17 +24,19 @@ def judged(run: int, n: int, p: float, q: float) -> list[ItemResult]:
 
 
 def test_intervals_cover_the_noisy_judges_known_bias() -> None:
-    """Over 60 seeded runs of judge=noisy the 95% intervals of biased_first and win_rate cover the truth in >= 54.
+    """Over 300 seeded runs of judge=noisy the 95% intervals of biased_first and win_rate cover the truth in at
+    least 91% of them (95% less three standard deviations of a count of 300 runs: a percentile bootstrap of 200
+    items covers a little under its level, and intervals half as wide would cover about 68%).
 
     Truth: a better (prob p): call1 = A always, call2 = A with prob q (the bias), else B; b better: call1 = A
     with prob q, else B, call2 = A always. So biased_first = q and win_rate = p(1 - q/2) + (1 - p)q/2.
     """
-    p, q, n = 0.6, 0.25, 200
+    p, q, n, runs = 0.6, 0.25, 200, 300
     truth = {"biased_first": q, "win_rate": p * (1 - q / 2) + (1 - p) * q / 2}
     covered = dict.fromkeys(truth, 0)
-    for run in range(60):
+    for run in range(runs):
         ci = summarize(judged(run, n, p, q), resamples=400, seed=run)["ci"]
         for name, value in truth.items():
             low, high = ci[name]
             covered[name] += low <= value <= high
-    assert all(count >= 54 for count in covered.values()), covered
+    assert all(count >= 0.91 * runs for count in covered.values()), covered

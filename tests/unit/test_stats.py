@@ -12,6 +12,11 @@ import pytest
 from judgebias.figures import stats
 
 
+def item_draws(n: int, resamples: int, seed: int) -> list[np.ndarray]:
+    """The blocks of item multiplicities of a bootstrap of n distinct items (each item a unit of its own)."""
+    return list(stats.unit_counts(stats.units_of([np.arange(n)], n), resamples, seed))
+
+
 def test_binomial_nine_of_ten() -> None:
     """9 first-slot picks out of 10 give the exact two-sided p = 2 * (1 + 10) / 1024 = 0.021484375."""
     assert 0.021484375 == stats.binomial_two_sided_p(9, 10)
@@ -129,7 +134,7 @@ def test_logistic_thousand_fits_are_fast() -> None:
     x = rng.normal(size=200)
     y = (rng.random(200) < stats.sigmoid(0.3 + 0.8 * x)).astype(float)
     start = time.perf_counter()
-    (counts,) = stats.bootstrap_counts(200, 1000, seed=0)
+    (counts,) = item_draws(200, 1000, seed=0)
     b0, _ = stats.fit_logistic_batch(x, y, counts)
     assert time.perf_counter() - start < 1.0
     assert 1000 == int(np.isfinite(b0).sum())
@@ -140,7 +145,7 @@ def test_logistic_many_matches_the_two_parameter_fit() -> None:
     rng = np.random.default_rng(1)
     x = rng.normal(size=60)
     y = (rng.random(60) < stats.sigmoid(0.4 - 0.7 * x)).astype(float)
-    (counts,) = stats.bootstrap_counts(60, 5, seed=2)
+    (counts,) = item_draws(60, 5, seed=2)
     b0, b1 = stats.fit_logistic_batch(x, y, counts)
     beta = stats.fit_logistic_many(np.stack([np.ones(60), x], axis=1), y, counts)
     assert pytest.approx(np.stack([b0, b1], axis=1).ravel().tolist(), abs=1e-6) == beta.ravel().tolist()
@@ -188,17 +193,17 @@ def test_bradley_terry_cycle_is_level() -> None:
 
 def test_bootstrap_counts_shape_and_determinism() -> None:
     """Each resample draws n items (row sums n); the same seed repeats the draws, another seed does not."""
-    blocks = list(stats.bootstrap_counts(7, 50, seed=3))
+    blocks = item_draws(7, 50, seed=3)
     counts = np.concatenate(blocks)
     assert (50, 7) == counts.shape
     assert [7.0] * 50 == list(counts.sum(axis=1))
-    assert np.array_equal(counts, np.concatenate(list(stats.bootstrap_counts(7, 50, seed=3))))
-    assert not np.array_equal(counts, np.concatenate(list(stats.bootstrap_counts(7, 50, seed=4))))
+    assert np.array_equal(counts, np.concatenate(item_draws(7, 50, seed=3)))
+    assert not np.array_equal(counts, np.concatenate(item_draws(7, 50, seed=4)))
 
 
 def test_bootstrap_counts_in_blocks_for_many_items() -> None:
     """With many items the resamples come in several blocks that still add up to the requested number."""
-    blocks = list(stats.bootstrap_counts(200_000, 45, seed=0))
+    blocks = item_draws(200_000, 45, seed=0)
     assert len(blocks) > 1
     assert 45 == sum(b.shape[0] for b in blocks)
     assert [200_000.0] * 45 == [float(s) for b in blocks for s in b.sum(axis=1)]

@@ -13,7 +13,7 @@ figures are drawn together with every other figure of the summary.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -29,34 +29,47 @@ _DECISIVE = ("1", "2")
 
 
 class _Draws:
-    """The run's bootstrap (items, or clusters of items) shared by every figure of the calibration."""
+    """The run's bootstrap (items, or clusters of items) shared by every figure of the calibration.
 
-    def __init__(self, n: int, resamples: int, seed: int, groups: IntArray | None) -> None:
-        self.blocks = list(stats.resample_counts(n, resamples, seed, groups))
+    Every figure here reads an item only through its verdict, its votes and who gave them, so items alike in those
+    (and in their cluster) are drawn as one unit (stats.units_of, stats.unit_counts), and the draws are made anew
+    for each figure from the same seed instead of kept: the same numbers, without resamples x items in memory."""
+
+    def __init__(self, items: Sequence[ItemResult], resamples: int, seed: int, groups: IntArray | None) -> None:
+        kinds: dict[tuple[str, tuple[str, ...], tuple[str, ...]], int] = {}
+        kind = np.fromiter(
+            (kinds.setdefault((r.verdict, r.human_votes, r.human_voters), len(kinds)) for r in items),
+            dtype=np.int64,
+            count=len(items),
+        )
+        self.units = stats.units_of([kind] if groups is None else [kind, groups], len(items))
+        self.resamples, self.seed, self.groups = resamples, seed, groups
+
+    def _replicates(self, per_item: FloatArray, statistic: Callable[[FloatArray], FloatArray]) -> list[float] | None:
+        """The percentile interval of `statistic` of the unit counts @ each unit's row of `per_item`."""
+        if self.resamples <= 0 or not self.units.first.size:
+            return None
+        rows = per_item[self.units.first]
+        blocks = stats.unit_counts(self.units, self.resamples, self.seed, self.groups)
+        return stats.percentile_interval(np.concatenate([statistic(counts @ rows) for counts in blocks]))
 
     def ratio(self, numerator: FloatArray, denominator: FloatArray) -> list[float] | None:
         """The interval of sum(numerator) / sum(denominator) over resampled items."""
-        if not self.blocks or denominator.sum() <= 0:
+        if denominator.sum() <= 0:
             return None
-        return stats.percentile_interval(
-            np.concatenate([stats.ratio(c @ numerator, c @ denominator) for c in self.blocks])
-        )
+        return self._replicates(np.column_stack([numerator, denominator]), lambda sums: stats.ratio(*sums.T))
 
     def kappa(self, onehot: FloatArray) -> list[float] | None:
         """The interval of Cohen's kappa of per-item one-hot (judge or rater 1) x (rater 2) cells."""
-        if not self.blocks or onehot.sum() <= 0:
+        if onehot.sum() <= 0:
             return None
-        return stats.percentile_interval(
-            np.concatenate([stats.cohen_kappa_batch((c @ onehot).reshape(-1, _K, _K)) for c in self.blocks])
-        )
+        return self._replicates(onehot, lambda cells: stats.cohen_kappa_batch(cells.reshape(-1, _K, _K)))
 
     def alpha(self, coincidences: FloatArray) -> list[float] | None:
         """The interval of Krippendorff's alpha of per-item coincidence cells."""
-        if not self.blocks or coincidences.sum() <= 0:
+        if coincidences.sum() <= 0:
             return None
-        return stats.percentile_interval(
-            np.concatenate([krippendorff_alpha_batch((c @ coincidences).reshape(-1, _K, _K)) for c in self.blocks])
-        )
+        return self._replicates(coincidences, lambda cells: krippendorff_alpha_batch(cells.reshape(-1, _K, _K)))
 
 
 def krippendorff_alpha_batch(coincidences: FloatArray) -> FloatArray:
@@ -127,8 +140,7 @@ def calibrate(
     """
     if not any(r.human_votes for r in items):
         return None
-    n = len(items)
-    draws = _Draws(n, resamples, seed, groups)
+    draws = _Draws(items, resamples, seed, groups)
     scored = np.array([r.verdict != "error" for r in items], dtype=np.float64)
     annotators = sorted({name for r in items for name in r.human_voters})
     return {

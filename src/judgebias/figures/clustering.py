@@ -1,6 +1,6 @@
 """Which item field the bootstrap resamples by (`bootstrap.cluster`): pairs that share a question travel together.
 
-Pure: reads items, returns each item's cluster label. The draw itself is stats.cluster_bootstrap_counts.
+Pure: reads items, returns each item's cluster label. The draw itself is stats.unit_counts.
 """
 
 from __future__ import annotations

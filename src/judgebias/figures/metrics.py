@@ -10,6 +10,7 @@ a clustering, over clusters of items (all pairs of one question travel together)
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -99,12 +100,53 @@ Replicates = Callable[[FloatArray], FloatArray]
 IntArray = NDArray[np.int64]
 
 
+@dataclass(frozen=True)
+class Statistic:
+    """A figure under each row of a weights matrix that reads the items only through `columns` (items first).
+
+    Knowing what it reads lets the bootstrap compute it on one item of each unit of equal columns
+    (stats.units_of) instead of on every item: `on(rows)` is the same statistic over those rows only."""
+
+    make: Callable[..., Replicates]  # make(*columns): the figure under weights (resamples x rows)
+    columns: tuple[FloatArray, ...]
+
+    @functools.cached_property
+    def _replicates(self) -> Replicates:
+        return self.make(*self.columns)
+
+    def __call__(self, weights: FloatArray) -> FloatArray:
+        return self._replicates(weights)
+
+    def on(self, rows: NDArray[np.int64]) -> Statistic:
+        """The statistic of these rows (in this order)."""
+        return Statistic(self.make, tuple(column[rows] for column in self.columns))
+
+
+class _Rates(dict[str, Rate]):
+    """Ratio figures by name, each 0/1 column kept in one byte an item instead of eight (the same values: a sum or
+    a product with them is the same number), which is most of what a run's figures hold for a million items."""
+
+    def __setitem__(self, name: str, rate: Rate) -> None:
+        super().__setitem__(name, (_narrowed(rate[0]), _narrowed(rate[1])))
+
+    def update(self, rates: Mapping[str, Rate]) -> None:  # type: ignore[override]
+        for name, rate in rates.items():
+            self[name] = rate
+
+
+def _narrowed(values: FloatArray) -> FloatArray:
+    """A 0/1 column as one byte an item; any other column as it is."""
+    if values.dtype == np.float64 and values.size and bool(((values == 0.0) | (values == 1.0)).all()):
+        return values.astype(np.uint8)  # read only through sums and products
+    return values
+
+
 @dataclass
 class _Figures:
     """What the bootstrap needs: ratio figures (per-item numerator, denominator) and other statistics."""
 
-    rates: dict[str, Rate]
-    others: dict[str, Replicates]
+    rates: _Rates
+    others: dict[str, Statistic]
 
 
 @dataclass(frozen=True)
@@ -114,7 +156,7 @@ class Measured:
 
     summary: MeasuredFigures
     rates: Mapping[str, Rate]  # a ratio figure: per-item numerator and denominator (value = sum num / sum den)
-    others: Mapping[str, Replicates]  # any other figure: its value under each row of a weights matrix
+    others: Mapping[str, Statistic]  # any other figure: its value under each row of a weights matrix
     groups: IntArray | None  # each row's cluster number (None: items are resampled)
     derived: Mapping[str, float | None] = dataclasses.field(default_factory=dict)  # figures summary.json does
     # not state but a comparison measures (invalid_rate)
@@ -129,6 +171,31 @@ class Measured:
             numerator, denominator = self.rates[name]
             return stats.ratio(weights @ numerator, weights @ denominator)
         return self.others[name](weights)
+
+    def columns(self) -> list[NDArray[Any]]:
+        """Every per-item column a figure's replicates read (each array once), and the clusters: items equal in
+        all of them are alike to every figure and to the bootstrap."""
+        found: dict[int, NDArray[Any]] = {id(c): c for rate in self.rates.values() for c in rate}
+        found |= {id(c): c for statistic in self.others.values() for c in statistic.columns}
+        if self.groups is not None:
+            found[id(self.groups)] = self.groups
+        return list(found.values())
+
+    def on(self, rows: NDArray[np.int64]) -> Measured:
+        """The same figures' replicates over these rows only (the point values are the whole run's)."""
+        rates = {name: (numerator[rows], denominator[rows]) for name, (numerator, denominator) in self.rates.items()}
+        others = {name: statistic.on(rows) for name, statistic in self.others.items()}
+        groups = None if self.groups is None else self.groups[rows]
+        return dataclasses.replace(self, rates=rates, others=others, groups=groups)
+
+
+def bootstrap_units(measured: Sequence[Measured], n: int, groups: IntArray | None = None) -> stats.Units:
+    """The units of the bootstrap of these runs' figures (row i of each is the same item): items equal in every
+    column any figure reads, and in their cluster (each run's, or `groups`)."""
+    columns = [column for one in measured for column in one.columns()]
+    if groups is not None:
+        columns.append(groups)
+    return stats.units_of(columns, n)
 
 
 def summarize(
@@ -185,7 +252,7 @@ def measure(
     score = np.array([WIN_SCORE.get(r.verdict, 0.0) for r in items], dtype=np.float64) * scored
     decisive = _mask(items, lambda r: r.verdict in ("1", "2"))
     orders = 1 if n and all(r.call2 is None for r in items) else 2
-    figures = _Figures(rates={}, others={})
+    figures = _Figures(rates=_Rates(), others={})
     groups = _groups(clustering, n)
 
     counts: Counts = {
@@ -334,14 +401,23 @@ def bradley_terry_ratings(
     first = np.array([index[a] for a, _, _ in games], dtype=np.int64)
     second = np.array([index[b] for _, b, _ in games], dtype=np.int64)
     outcome = np.array([s for _, _, s in games], dtype=np.float64)
-    wins = _win_tables(first, second, outcome, k)
-
-    ratings = stats.elo_scale(stats.bradley_terry_batch(wins(np.ones((1, len(games)))), prior=_BT_PRIOR))[0]
-    styled = _StyleControlledRatings(rows, first, second, outcome, k)
-    controlled = any(name in FEATURES for name in styled.features)  # else there is no formatting to control
-    style_ratings = styled.ratings(np.ones((1, len(games))))[0] if controlled else None
+    features, z = _style_covariates(rows)
+    controlled = any(name in FEATURES for name in features)  # else there is no formatting to control
+    # Games alike in their models, outcome, covariates and cluster are alike to both fits and to the bootstrap:
+    # each is fitted once, weighed by how many of them a resample draws.
+    columns: list[FloatArray | IntArray] = [first, second, outcome]
+    if controlled:
+        columns.append(z)
+    if game_groups is not None:
+        columns.append(game_groups)
+    units = stats.units_of(columns, len(games))
+    one, sizes = units.first, units.sizes[None, :]
+    wins = _win_tables(first[one], second[one], outcome[one], k)
+    ratings = stats.elo_scale(stats.bradley_terry_batch(wins(sizes), prior=_BT_PRIOR))[0]
+    styled = _StyleControlledRatings(features, z[one], first[one], second[one], outcome[one], k)
+    style_ratings = styled.ratings(sizes)[0] if controlled else None
     blocks, style_blocks = [], []
-    for counts in stats.resample_counts(len(games), resamples, seed, game_groups):
+    for counts in stats.unit_counts(units, resamples, seed, game_groups):
         blocks.append(stats.elo_scale(stats.bradley_terry_batch(wins(counts), prior=_BT_PRIOR)))
         if style_ratings is not None:
             style_blocks.append(styled.ratings(counts, start=styled.fitted))
@@ -384,15 +460,16 @@ class _StyleControlledRatings:
     # are 400 * r / ln 10, shifted to a mean of 1000, like the plain ones.
 
     def __init__(
-        self, rows: Sequence[ItemResult], first: IntArray, second: IntArray, outcome: FloatArray, k: int
+        self, features: list[str], z: FloatArray, first: IntArray, second: IntArray, outcome: FloatArray, k: int
     ) -> None:
-        self.features, z = _style_covariates(rows)
+        self.features = features
         self.k = k
+        games = first.size
         pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
-        sides = np.zeros((len(rows) + len(pairs), k))
-        sides[np.arange(len(rows)), first] += 1.0
-        sides[np.arange(len(rows)), second] -= 1.0
-        for p, (i, j) in enumerate(pairs, start=len(rows)):
+        sides = np.zeros((games + len(pairs), k))
+        sides[np.arange(games), first] += 1.0
+        sides[np.arange(games), second] -= 1.0
+        for p, (i, j) in enumerate(pairs, start=games):
             sides[p, i], sides[p, j] = 1.0, -1.0
         covariates = np.vstack([z, np.zeros((len(pairs), z.shape[1]))])
         self.design = np.column_stack([sides[:, 1:], covariates])
@@ -540,9 +617,7 @@ def _length(
     keep = scored > 0
     out["length_verdict_corr"] = stats.pearson(chars[keep], score[keep])
     if out["length_verdict_corr"] is not None:
-        figures.others["length_verdict_corr"] = lambda w: stats.weighted_pearson_batch(
-            chars[keep], score[keep], w[:, keep]
-        )
+        figures.others["length_verdict_corr"] = Statistic(_weighted_correlation, (chars, score, scored))
     if not any(r.chars_a or r.chars_b or r.words_a or r.words_b for r in items):
         out["length_note"] = NO_LENGTH_NOTE
     out.update(_length_controlled(items, decisive, figures))
@@ -588,18 +663,9 @@ def _length_controlled(
         out["length_controlled_note"] = reason
         return out
     out["length_controlled_win_rate"] = float(stats.sigmoid(np.array([b0]))[0])
-
-    kinds = stats.kinds_of(z, y)  # items of equal length ratio and verdict enter the fit alike: fitted per kind
-    z_kind, y_kind = z[kinds.first], y[kinds.first]
-
-    def replicates(weights: FloatArray) -> FloatArray:
-        drawn = weights[:, keep]
-        intercepts, _ = stats.fit_logistic_batch(z_kind, y_kind, kinds.summed(drawn), start=(b0, b1))
-        # A resample with too few decisive draws has no fit either: undefined, left out of the percentiles.
-        enough: FloatArray = np.where(drawn.sum(axis=1) >= _MIN_LC_ITEMS, stats.sigmoid(intercepts), np.nan)
-        return enough
-
-    figures.others["length_controlled_win_rate"] = replicates
+    figures.others["length_controlled_win_rate"] = _controlled(
+        z, y, keep, decisive, lambda x, y, w: stats.fit_logistic_batch(x, y, w, start=(b0, b1))[0], _MIN_LC_ITEMS
+    )
     return out
 
 
@@ -659,18 +725,50 @@ def _style_controlled(items: Sequence[ItemResult], decisive: FloatArray, figures
         return out
     out["style_controlled_win_rate"] = float(stats.sigmoid(beta[:1])[0])
     out["style_coefficients"] = {name: float(b) for name, b in zip(names, beta[1:], strict=True)}
+    figures.others["style_controlled_win_rate"] = _controlled(
+        design, y, keep, decisive, lambda x, y, w: stats.fit_logistic_many(x, y, w, start=beta)[:, 0], _MIN_SC_ITEMS
+    )
+    return out
 
-    kinds = stats.kinds_of(design, y)  # items of equal covariates and verdict enter the fit alike
-    design_kind, y_kind = design[kinds.first], y[kinds.first]
+
+Intercepts = Callable[[FloatArray, FloatArray, FloatArray], FloatArray]  # (design, y, weights) -> one per row
+
+
+def _controlled(
+    design: FloatArray, y: FloatArray, keep: NDArray[np.int64], fitted: FloatArray, intercepts: Intercepts, minimum: int
+) -> Statistic:
+    """A controlled win rate as a statistic of item weights: sigmoid of the intercept `intercepts` fits on the
+    rows `keep` (whose design and verdict are `design` and `y`); `fitted` marks those rows among all."""
+    columns = (_spread_out(design, keep, fitted.size), _spread_out(y, keep, fitted.size), fitted)
+    return Statistic(functools.partial(_controlled_replicates, intercepts=intercepts, minimum=minimum), columns)
+
+
+def _controlled_replicates(
+    design: FloatArray, y: FloatArray, fitted: FloatArray, *, intercepts: Intercepts, minimum: int
+) -> Replicates:
+    """The controlled win rate under weights; `fitted` marks the rows the fit reads (decisive verdicts)."""
+    kinds = stats.kinds_of(design, y, fitted)  # rows of equal covariates and verdict enter the fit alike
+    one = kinds.first
 
     def replicates(weights: FloatArray) -> FloatArray:
-        drawn = weights[:, keep]
-        intercepts = stats.fit_logistic_many(design_kind, y_kind, kinds.summed(drawn), start=beta)[:, 0]
-        enough: FloatArray = np.where(drawn.sum(axis=1) >= _MIN_SC_ITEMS, stats.sigmoid(intercepts), np.nan)
+        fits = intercepts(design[one], y[one], kinds.summed(weights) * fitted[one])
+        # A resample with too few decisive draws has no fit either: undefined, left out of the percentiles.
+        enough: FloatArray = np.where(weights @ fitted >= minimum, stats.sigmoid(fits), np.nan)
         return enough
 
-    figures.others["style_controlled_win_rate"] = replicates
+    return replicates
+
+
+def _spread_out(values: FloatArray, rows: NDArray[np.int64], n: int) -> FloatArray:
+    """Values given for some rows, as a column of all `n` rows (0 elsewhere)."""
+    out = np.zeros((n, *values.shape[1:]), dtype=np.float64)
+    out[rows] = values
     return out
+
+
+def _weighted_correlation(x: FloatArray, y: FloatArray, counted: FloatArray) -> Replicates:
+    """Pearson's correlation of x and y over the counted rows, under weights."""
+    return lambda weights: stats.weighted_pearson_batch(x, y, weights * counted)
 
 
 def _style_covariates(rows: Sequence[ItemResult]) -> tuple[list[str], FloatArray]:
@@ -680,13 +778,18 @@ def _style_covariates(rows: Sequence[ItemResult]) -> tuple[list[str], FloatArray
     # it in at least _MIN_FEATURE_ITEMS rows.
     # Each column filled straight into an array: a list of Python floats per feature costs 32 bytes an item.
     columns = {"length": _column(math.log(r.words_a + 1) - math.log(r.words_b + 1) for r in rows)}
-    for name in FEATURES:
-        columns[name] = _column(
-            0.0
-            if r.style_a is None or r.style_b is None
-            else math.log(getattr(r.style_a, name) + 1) - math.log(getattr(r.style_b, name) + 1)
-            for r in rows
-        )
+    # A run holds a few distinct styles (shared objects, mostly plain text): each row's two are looked up in a
+    # table of their log counts, one pass over the rows instead of one per feature and answer.
+    index: dict[Style | None, int] = {None: 0}
+    style_a = np.fromiter((index.setdefault(r.style_a, len(index)) for r in rows), dtype=np.int64, count=len(rows))
+    style_b = np.fromiter((index.setdefault(r.style_b, len(index)) for r in rows), dtype=np.int64, count=len(rows))
+    logs = np.zeros((len(index), len(FEATURES)))
+    for style, row in index.items():
+        if style is not None:
+            logs[row] = [math.log(getattr(style, name) + 1) for name in FEATURES]
+    recorded = (style_a > 0) & (style_b > 0)
+    for j, name in enumerate(FEATURES):
+        columns[name] = np.where(recorded, logs[style_a, j] - logs[style_b, j], 0.0)
     names, scaled = [], []
     for name, x in columns.items():
         differs = int(np.count_nonzero(x))
@@ -732,9 +835,14 @@ def _human_labels(
     out["cohen_kappa"] = stats.cohen_kappa(onehot.sum(axis=0).reshape(3, 3))
     out["cohen_kappa_n"] = int(onehot.sum())
     if out["cohen_kappa"] is not None:
-        figures.others["cohen_kappa"] = lambda w: stats.cohen_kappa_batch((w @ onehot).reshape(-1, 3, 3))
+        figures.others["cohen_kappa"] = Statistic(_kappa, (onehot,))
     out |= _agreement_verdict(out["human_agreement"], out["human_agreement_n"], items, threshold, ceiling)
     return out
+
+
+def _kappa(onehot: FloatArray) -> Replicates:
+    """Cohen's kappa of the (judge, human) one-hot cells under weights."""
+    return lambda weights: stats.cohen_kappa_batch((weights @ onehot).reshape(-1, 3, 3))
 
 
 def _agreement_verdict(
@@ -923,25 +1031,29 @@ def _intervals(
     figures: Measured,
 ) -> dict[str, list[float] | None]:
     """95% percentile intervals of every figure from one item (or cluster) bootstrap (None where the figure is None)."""
-    # One draw of item multiplicities per resample serves every figure, so the intervals are mutually
-    # coherent; a replicate where a figure is undefined (e.g. no two-order item drawn) is left out of its
-    # percentiles. Ratio figures are vectorised as counts @ numerator / counts @ denominator.
+    # One draw per resample serves every figure, so the intervals are mutually coherent; a replicate where a
+    # figure is undefined (e.g. no two-order item drawn) is left out of its percentiles. What is drawn is how many
+    # items of each unit (items alike in every column a figure reads, stats.units_of) a resample holds, so the
+    # cost follows the units, not the items. Ratio figures are vectorised as counts @ numerator / counts @
+    # denominator.
     summary = figures.summary
     names = [name for name in _CI_ORDER if name in summary]
     wanted = [name for name in names if figure_value(summary, name) is not None]
     rate_names = [name for name in wanted if name in figures.rates]
     other_names = [name for name in wanted if name not in figures.rates]
     collected: dict[str, list[FloatArray]] = {name: [] for name in wanted}
+    units = bootstrap_units([figures], n)
+    reduced = figures.on(units.first)
     if rate_names:
-        numerators = np.stack([figures.rates[name][0] for name in rate_names], axis=1)
-        denominators = np.stack([figures.rates[name][1] for name in rate_names], axis=1)
-    for counts in stats.resample_counts(n, resamples, seed, figures.groups):
+        numerators = np.stack([reduced.rates[name][0] for name in rate_names], axis=1)
+        denominators = np.stack([reduced.rates[name][1] for name in rate_names], axis=1)
+    for counts in stats.unit_counts(units, resamples, seed, figures.groups):
         if rate_names:
             values = stats.ratio(counts @ numerators, counts @ denominators)
             for j, name in enumerate(rate_names):
                 collected[name].append(values[:, j])
         for name in other_names:
-            collected[name].append(figures.others[name](counts))
+            collected[name].append(reduced.others[name](counts))
     out: dict[str, list[float] | None] = {}
     for name in names:
         parts = collected.get(name)
@@ -1008,8 +1120,8 @@ def _mask(items: Iterable[ItemResult], test: Callable[[ItemResult], bool]) -> Fl
 
 def _point(numerator: FloatArray, denominator: FloatArray) -> float | None:
     """sum(numerator) / sum(denominator) as a float, None when the denominator is 0."""
-    total = float(denominator.sum())
-    return float(numerator.sum()) / total if total > 0 else None
+    total = float(denominator.sum(dtype=np.float64))
+    return float(numerator.sum(dtype=np.float64)) / total if total > 0 else None
 
 
 def _positional(r: ItemResult) -> list[str]:

@@ -17,7 +17,7 @@ import numpy as np
 
 from judgebias.core.record import ItemResult
 from judgebias.figures import stats
-from judgebias.figures.metrics import IntArray, Measured
+from judgebias.figures.metrics import IntArray, Measured, bootstrap_units
 from judgebias.figures.stats import FloatArray
 
 Better = Literal["higher", "lower", "neither"]
@@ -115,9 +115,11 @@ def paired_differences(
     names = [name for name in figures if any(name in m.summary or name in m.derived for m in (base, cand))]
     n = _rows(base, cand)
     collected: dict[str, list[FloatArray]] = {name: [] for name in names if _both(base, cand, name)}
-    for counts in stats.resample_counts(n, resamples, seed, groups):
+    units = bootstrap_units([base, cand], n, groups)
+    base_units, cand_units = base.on(units.first), cand.on(units.first)
+    for counts in stats.unit_counts(units, resamples, seed, groups):
         for name in collected:
-            collected[name].append(cand.replicates(name, counts) - base.replicates(name, counts))
+            collected[name].append(cand_units.replicates(name, counts) - base_units.replicates(name, counts))
     out: dict[str, Difference] = {}
     for name in names:
         b, c = base.value(name), cand.value(name)
