@@ -48,7 +48,7 @@ def test_a_rambling_completion_is_read_from_its_first_token(tmp_path: Path, devs
 
 def test_soft_verdicts_sum_the_spellings_of_the_first_token(tmp_path: Path, devserver: RunningServer) -> None:
     """The first token's top log-probabilities give each label the sum of its spellings (" A" 0.72 + "A" 0.08)."""
-    run_here(tmp_path / "run", *_overrides(tmp_path, devserver.url))
+    run_here(tmp_path / "run", *_overrides(tmp_path, devserver.url, "judge.logprobs=true"))
     line = verdict_lines(tmp_path / "run")[0]
     chosen = line["call1"]
     assert 0.8 == pytest.approx(line["probs1"][chosen])

@@ -36,9 +36,10 @@ START_TIMEOUT = 180.0  # seconds: loading the model on 2 busy cores
 class LlamaServer:
     """llama-cpp-python's OpenAI-compatible server on a fixed port: stopped and started again on the same one."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, *options: str) -> None:
         self.port = free_port()
         self.log = folder / "server.log"
+        self.options = options  # more of the server's own flags
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -54,6 +55,7 @@ class LlamaServer:
             "llama_cpp.server",
             *("--model", str(MODEL), "--model_alias", ALIAS, "--chat_format", "gemma"),
             *("--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(N_CTX), "--n_threads", str(THREADS)),
+            *self.options,
         ]
         env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")} | {"PYTHONUNBUFFERED": "1"}
         with self.log.open("ab") as out:
@@ -93,14 +95,19 @@ class LlamaServer:
 @pytest.fixture(scope="session")
 def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
     """The real model's server, started once; skipped (naming what is missing) without the venv or the model."""
-    if not (VENV / "bin" / "python").exists():
-        pytest.skip(f"llama-cpp-python's server not installed at {VENV}: run tools/install-llamacpp.sh")
-    if not MODEL.exists():
-        pytest.skip(f"Gemma 3 270M not found at {MODEL}: run tools/install-llamacpp.sh")
+    installed()
     server = LlamaServer(tmp_path_factory.mktemp("llamacpp"))
     server.start()
     yield server
     server.stop()
+
+
+def installed() -> None:
+    """Skip, naming what is missing, without llama-cpp-python's server or the model."""
+    if not (VENV / "bin" / "python").exists():
+        pytest.skip(f"llama-cpp-python's server not installed at {VENV}: run tools/install-llamacpp.sh")
+    if not MODEL.exists():
+        pytest.skip(f"Gemma 3 270M not found at {MODEL}: run tools/install-llamacpp.sh")
 
 
 @pytest.fixture

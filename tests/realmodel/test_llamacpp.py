@@ -22,7 +22,7 @@ from judgebias.backends.openai import OpenAIJudge
 from judgebias.core.prompt import render_messages, shown
 from judgebias.engine.runner import prepare_items
 from tests.helpers import Cli
-from tests.realmodel.conftest import LlamaServer
+from tests.realmodel.conftest import LlamaServer, installed
 from tests.reliability.helpers import cached_replies, config_of, decisions, run_here, verdict_lines
 
 pytestmark = pytest.mark.realmodel
@@ -52,7 +52,7 @@ def test_soft_verdicts_are_the_servers_own_first_token_distribution(
     Within 0.02, not exactly: llama.cpp reuses the evaluated prefix of the previous prompt, and the same prompt
     evaluated after another one differs in the third decimal (0.5898 and 0.5942 measured here).
     """
-    overrides = judge(llama, shared_cache, "data.limit=1")
+    overrides = judge(llama, shared_cache, "data.limit=1", "judge.logprobs=true")
     run_here(tmp_path / "run", *overrides)
     (line,) = verdict_lines(tmp_path / "run")
     config = config_of(*overrides)
@@ -78,11 +78,8 @@ def test_soft_verdicts_are_the_servers_own_first_token_distribution(
 def test_a_rambling_continuation_is_read_from_its_first_token(
     llama: LlamaServer, shared_cache: Path, tmp_path: Path
 ) -> None:
-    """With room for 3 tokens the model writes on after the label; the verdict is the label, the text kept whole.
-
-    Three, not more: llama-cpp-python sorts the whole 262,144-token vocabulary in Python for every generated token's
-    top log-probabilities (seconds each on a busy machine); its text here is ' A.' and a line break.
-    """
+    """With room for 3 tokens the model writes on after the label; the verdict is the label, the text kept whole
+    (here ' A.' and a line break)."""
     run_here(tmp_path / "run", *judge(llama, shared_cache, "data.limit=1", "judge.max_tokens=3"))
     (line,) = verdict_lines(tmp_path / "run")
     for call, raw in ((line["call1"], line["raw1"]), (line["call2"], line["raw2"])):
@@ -117,6 +114,30 @@ def test_an_answer_longer_than_the_context_fails_its_calls_and_a_token_cut_by_th
     config = config_of(*overrides, "data.normalize.truncate_tokens=60", "data.normalize.tokenizer=server")
     tokens = llama.post("/extras/tokenize", {"input": prepare_items(config)[1].a})["tokens"]
     assert 60 <= len(tokens) <= 62  # the model's own tokens (a BOS, and perhaps a seam tokenised anew)
+
+
+def test_a_server_without_log_probabilities_stops_the_run_at_its_first_call(cli: Cli) -> None:
+    """llama-cpp-python's server started with --logits_all false answers every request for log-probabilities with a
+    500: the run asks once (the server's own log counts one request), stops in one line naming both fixes, and the
+    same run without log-probabilities is judged by that server."""
+    installed()
+    server = LlamaServer(cli.tmp_path, "--logits_all", "false")
+    server.start()
+    try:
+        overrides = (*judge(server, None, "data.limit=1"), "max_concurrency=1")
+        refused = cli(*overrides, "judge.logprobs=true")
+        assert 1 == server.requests()
+        assert 0 != refused.code
+        message = refused.stderr.strip()
+        assert 1 == len(message.splitlines()) and "Traceback" not in message, message
+        assert "--logits_all" in message and "judge.logprobs=false" in message, message
+        judged = cli(*overrides)
+        assert 0 == judged.code, judged
+        (line,) = verdict_lines(judged.run_dir)
+        assert {line["call1"], line["call2"]} <= VERDICTS
+        assert 3 == server.requests()
+    finally:
+        server.stop()
 
 
 def test_a_chat_template_that_drops_the_system_role_is_given_it_in_the_user_message(
@@ -176,7 +197,7 @@ def test_every_item_is_judged_twice_then_rerun_free_and_from_the_cache_alone(
 ) -> None:
     """2 items, 4 calls, each sent once, every reply kept and read; a rerun sends none; cache.mode=only works with
     the server off."""
-    overrides = judge(llama, shared_cache, "data.limit=2")
+    overrides = judge(llama, shared_cache, "data.limit=2", "judge.logprobs=true")
     before = llama.requests()
     summary = run_here(tmp_path / "first", *overrides)
     assert summary["calls_live"] == llama.requests() - before

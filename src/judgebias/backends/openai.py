@@ -660,7 +660,14 @@ def is_permanent(error: BaseException) -> bool:
         return _error_code(error) == "insufficient_quota"
     if is_context_overflow(error):  # this prompt only (a long answer): the call fails, the other calls go on
         return False
+    if _LOGPROBS_UNSERVED.search(str(getattr(error, "message", "") or "")):  # every call would fail alike
+        return True
     return error.status_code in (400, 401, 403, 404, 413, 422)
+
+
+# llama-cpp-python's server started with --logits_all false answers a request for log-probabilities with a 500
+# saying so, for every call: a setting to change, not an error to retry.
+_LOGPROBS_UNSERVED = re.compile(r"logprobs is not supported for models created with logits_all=False", re.IGNORECASE)
 
 
 _OVERFLOW = re.compile(r"context (?:length|size|window)|exceeds? the available context", re.IGNORECASE)
@@ -762,6 +769,11 @@ def _hint(status: int, code: str | None, message: str) -> str:
         return "the API key was refused: check the key in the judge's api_key_env variable"
     if status == 400 and "logprobs" in message.lower():
         return "this model refuses logprobs: set judge.logprobs=false"
+    if _LOGPROBS_UNSERVED.search(message):
+        return (
+            "the server was started without the logits log-probabilities need (llama-cpp-python's --logits_all "
+            "false): restart it without that flag, or set judge.logprobs=false"
+        )
     if status == 400 and re.search(r"max_tokens|max_completion_tokens", message):
         return "set judge.max_tokens_param to the field this model accepts"
     if status == 400 and re.search(r"temperature|top_p", message):
