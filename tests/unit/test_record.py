@@ -23,6 +23,20 @@ def test_a_call_without_its_reply_keeps_every_other_field() -> None:
     assert dataclasses.replace(call, raw=None) == call.without_reply()
 
 
+def test_shared_slim_calls_are_told_apart_by_every_field() -> None:
+    """Equal slim calls are one object, and two calls that differ in any one field (but the reply text) never
+    share one, whatever fields CallResult has: each slim call equals its own call with raw=None."""
+    base = filled(CallResult, probs=None, origin=None)
+    assert base.without_reply() is dataclasses.replace(base, raw="another text").without_reply()
+    for spec in dataclasses.fields(CallResult):
+        if spec.name in ("raw", "probs", "origin"):
+            continue
+        other = dataclasses.replace(base, **{spec.name: f"other-{spec.name}"})
+        base.without_reply()  # the shared one, kept first
+        assert dataclasses.replace(other, raw=None) == other.without_reply(), spec.name
+        assert getattr(other.without_reply(), spec.name) == f"other-{spec.name}"
+
+
 def test_a_row_without_replies_keeps_every_other_field() -> None:
     """without_replies() is the row with each call's raw=None and nothing else changed."""
     row = filled(ItemResult, calls=(filled(CallResult), filled(CallResult, raw="other")))

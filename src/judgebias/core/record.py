@@ -245,10 +245,15 @@ class CallResult:
     def without_reply(self) -> CallResult:
         """This call without its reply text (written out already): what the metrics keep in memory.
 
-        Built field by field: `dataclasses.replace` introspects the class on every call, twice the cost (a field
-        added to the class must be added here too: tests/unit/test_record.py fails until it is).
+        Equal slim calls are one object (they are frozen): an offline or cached run's calls differ in a few values
+        only, and a million items kept two call objects each. Built field by field: `dataclasses.replace`
+        introspects the class on every call, twice the cost (a field added to the class must be added here and to
+        `_slim_key` too: tests/unit/test_record.py fails until it is).
         """
-        return CallResult(
+        key = self._slim_key()
+        if key is not None and (shared := _SLIM_CALLS.get(key)) is not None:
+            return shared
+        slim = CallResult(
             label=self.label,
             raw=None,
             cached=self.cached,
@@ -271,6 +276,39 @@ class CallResult:
             reasoning_tokens=self.reasoning_tokens,
             sample=self.sample,
         )
+        if key is not None and len(_SLIM_CALLS) < _SLIM_CALLS_KEPT:
+            _SLIM_CALLS[key] = slim
+        return slim
+
+    def _slim_key(self) -> tuple[Any, ...] | None:
+        """Every field of the slim call, for sharing it; None when it holds a dict (probabilities, an origin)."""
+        if self.probs is not None or self.origin is not None:
+            return None
+        return (
+            self.label,
+            self.cached,
+            self.prompt_tokens,
+            self.completion_tokens,
+            self.model,
+            self.error,
+            self.failure,
+            self.tag_first,
+            self.tag_second,
+            self.offline,
+            self.batched,
+            self.outcome,
+            self.reason,
+            self.answered_by,
+            self.fallbacks,
+            self.gateway_retries,
+            self.reasoning_tokens,
+            self.sample,
+        )
+
+
+# The slim calls shared so far (see CallResult.without_reply); bounded, since a live run's token counts vary.
+_SLIM_CALLS: dict[tuple[Any, ...], CallResult] = {}
+_SLIM_CALLS_KEPT = 4096
 
 
 @dataclass(frozen=True, slots=True)

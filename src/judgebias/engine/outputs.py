@@ -37,6 +37,10 @@ from judgebias.io.versions import installed_versions
 PACKAGES = ("judgebias", "hydra-core", "omegaconf", "openai", "tenacity", "diskcache", "numpy")
 
 
+# What json.dumps(line, ensure_ascii=False, allow_nan=False) builds anew for every call, built once.
+_LINE_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
+
+
 class VerdictWriter:
     """Streams one verdicts.jsonl line per item, in dataset order, as items are decided."""
 
@@ -58,7 +62,7 @@ class VerdictWriter:
             line["judges"] = {name: _judge_fields(row) for name, row in rows.items()}
         if item.id in self.clusters:
             line["cluster"] = self.clusters[item.id]
-        self.file.write(json.dumps(line, ensure_ascii=False, allow_nan=False) + "\n")
+        self.file.write(_LINE_ENCODER.encode(line) + "\n")
         self.lines += 1
 
     def commit(self) -> None:

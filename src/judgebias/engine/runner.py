@@ -13,7 +13,7 @@ import dataclasses
 import itertools
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -161,7 +161,7 @@ def prepare_items(config: Config) -> list[Item]:
     data = config.data
     items = load_items(resolve_path(data.path, data.root))
     if data.limit is not None:
-        items = items[: data.limit]
+        del items[data.limit :]
     norm = data.normalize
     items = normalize_items(
         items, strip=norm.strip, truncate_words=norm.truncate_words, strip_markdown=norm.strip_markdown
@@ -385,7 +385,9 @@ def _paid_judges(judgings: list[Judging]) -> dict[str, dict[str, Any]]:
     return judges
 
 
-def _requests(config: Config, judgings: list[Judging], items: list[Item]) -> Iterator[tuple[Judging, Item, Request]]:
+def _requests(
+    config: Config, judgings: list[Judging], items: Iterable[Item]
+) -> Iterator[tuple[Judging, Item, Request]]:
     """Every call of the run, item by item: for each judge, (a, b) then (b, a) when that order exists."""
     rubric = config.rubric
     rendered = {j.name: j.backend.paid or j.backend.reads_messages for j in judgings}  # else nothing reads them
@@ -466,7 +468,8 @@ def _judge_all(
     try:
         current: Item | None = None
         calls: list[tuple[Judging, Request, Pending]] = []
-        for judging, item, request, key, hit in _looked_up(_requests(config, judgings, items), cache, used):
+        calls_of_items = _requests(config, judgings, _handed_over(items))
+        for judging, item, request, key, hit in _looked_up(calls_of_items, cache, used):
             if hit is not None and stored is not None:
                 stored.add(hit)
             if item is not current:
@@ -498,6 +501,14 @@ def _judge_all(
         progress.close()
     executor.shutdown(wait=True)
     return per_judge, combined, failures
+
+
+def _handed_over(items: list[Item]) -> Iterator[Item]:
+    """The items in order, each taken out of the list as it is handed over (the list is left empty): once its line
+    is written an item is freed, so a run never holds the text of every item and every row at once."""
+    items.reverse()
+    while items:
+        yield items.pop()
 
 
 def _done(calls: list[tuple[Judging, Request, Pending]]) -> bool:

@@ -122,28 +122,30 @@ def _records(path: Path, problems: list[str]) -> Iterator[tuple[int, dict[str, A
     """(line number, JSON object) for each non-blank line that is one; each other line's problem is added to
     `problems`, and reading stops once they reach MAX_PROBLEMS."""
     try:
-        raw = path.read_bytes()
+        file = path.open("rb")
     except FileNotFoundError:
         raise UserError(f"{path}: no such data file (check data.path and data.root)") from None
     except IsADirectoryError:
         raise UserError(f"{path}: is a folder, not a JSONL data file (check data.path)") from None
-    escaped = SURROGATE_ESCAPE.search(raw) is not None  # the only way a JSON line decodes to a lone surrogate
-    for number, line in enumerate(raw.split(b"\n"), start=1):
-        if len(problems) >= MAX_PROBLEMS:
-            return
-        try:
-            text = _decoded(line, path, number)
-            if not text.strip():
+    with file:  # read a line at a time: the file's bytes are never held whole beside its items
+        for number, line in enumerate(file, start=1):
+            if len(problems) >= MAX_PROBLEMS:
+                return
+            if line.endswith(b"\n"):
+                line = line[:-1]
+            try:
+                text = _decoded(line, path, number)
+                if not text.strip():
+                    continue
+                record = json_line(text, path, number, column=True)
+                if not isinstance(record, dict):
+                    raise UserError(f"{path}:{number}: expected a JSON object, got {type(record).__name__}")
+                if SURROGATE_ESCAPE.search(line) is not None:  # the only way a line decodes to a lone surrogate
+                    _check_encodable(record, path, number)
+            except UserError as error:
+                problems.append(str(error))
                 continue
-            record = json_line(text, path, number, column=True)
-            if not isinstance(record, dict):
-                raise UserError(f"{path}:{number}: expected a JSON object, got {type(record).__name__}")
-            if escaped:
-                _check_encodable(record, path, number)
-        except UserError as error:
-            problems.append(str(error))
-            continue
-        yield number, record
+            yield number, record
 
 
 def _decoded(line: bytes, path: Path, number: int) -> str:
@@ -251,20 +253,21 @@ def _item(record: dict[str, Any], path: Path, number: int) -> Item:
 def normalize_items(
     items: list[Item], *, strip: bool, truncate_words: int | None, strip_markdown: bool = False
 ) -> list[Item]:
-    """The items as judged, each answer normalised, with the formatting of the answers as written recorded."""
+    """The items as judged, each answer normalised, with the formatting of the answers as written recorded.
+
+    Each item is replaced in the list given (which is returned), so a run never holds its items twice."""
     # style_a/style_b count the features of the answer after strip and truncation but before strip_markdown:
     # a run that strips the markdown still knows which answer was the more formatted one, so its styled_wins
     # shows whether stripping removed the judge's preference for it.
-    out = []
-    for item in items:
+    for index, item in enumerate(items):
         a = normalize_answer(item.a, strip=strip, truncate_words=truncate_words)
         b = normalize_answer(item.b, strip=strip, truncate_words=truncate_words)
         style_a, style_b = style_of(a), style_of(b)
         if strip_markdown:
             a = normalize_answer(item.a, strip=strip, truncate_words=truncate_words, strip_markdown=True)
             b = normalize_answer(item.b, strip=strip, truncate_words=truncate_words, strip_markdown=True)
-        out.append(dataclasses.replace(item, a=a, b=b, style_a=style_a, style_b=style_b))
-    return out
+        items[index] = dataclasses.replace(item, a=a, b=b, style_a=style_a, style_b=style_b)
+    return items
 
 
 def normalize_answer(text: str, *, strip: bool, truncate_words: int | None, strip_markdown: bool = False) -> str:
