@@ -37,6 +37,20 @@ def test_shared_slim_calls_are_told_apart_by_every_field() -> None:
         assert getattr(other.without_reply(), spec.name) == f"other-{spec.name}"
 
 
+def test_rows_with_the_same_calls_share_one_tuple_of_them_and_other_rows_do_not() -> None:
+    """Two rows whose calls differ only in their reply texts keep one tuple of slim calls; a row whose second call
+    has another label keeps its own, holding that label."""
+    first, second = filled(CallResult, probs=None, origin=None), filled(CallResult, probs=None, origin=None, label="B")
+    row = filled(ItemResult, calls=(first, second))
+    again = filled(
+        ItemResult, id="other", calls=(dataclasses.replace(first, raw="x"), dataclasses.replace(second, raw="y"))
+    )
+    assert row.without_replies().calls is again.without_replies().calls
+    changed = filled(ItemResult, calls=(first, dataclasses.replace(second, label="tie")))
+    assert changed.without_replies().calls is not row.without_replies().calls
+    assert (first.label, "tie") == tuple(call.label for call in changed.without_replies().calls)
+
+
 def test_a_row_without_replies_keeps_every_other_field() -> None:
     """without_replies() is the row with each call's raw=None and nothing else changed."""
     row = filled(ItemResult, calls=(filled(CallResult), filled(CallResult, raw="other")))

@@ -358,8 +358,26 @@ class ItemResult:
             soft=self.soft,
             style_a=self.style_a,
             style_b=self.style_b,
-            calls=tuple(call.without_reply() for call in self.calls),
+            calls=_shared_calls(self.calls),
         )
+
+
+# The tuples of slim calls shared so far, by the identities of the calls they hold (which they keep alive, so an
+# identity is never reused while its entry exists); bounded like _SLIM_CALLS.
+_SLIM_TUPLES: dict[tuple[int, ...], tuple[CallResult, ...]] = {}
+
+
+def _shared_calls(calls: tuple[CallResult, ...]) -> tuple[CallResult, ...]:
+    """An item's calls without their replies, as one tuple shared by every row whose slim calls are the same
+    objects (an offline or cached run has a few such pairs: a million rows kept a tuple each)."""
+    slim = tuple(call.without_reply() for call in calls)
+    key = tuple(map(id, slim))
+    shared = _SLIM_TUPLES.get(key)
+    if shared is not None:
+        return shared
+    if len(_SLIM_TUPLES) < _SLIM_CALLS_KEPT:
+        _SLIM_TUPLES[key] = slim
+    return slim
 
 
 # JSON contracts. Keys and their meaning are fixed (other tools read them): add keys, never rename them.

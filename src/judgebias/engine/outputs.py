@@ -13,7 +13,7 @@ import json
 import os
 import platform
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sized
 from pathlib import Path
 from typing import Any, cast
 
@@ -238,7 +238,7 @@ def prompt_counter(config: Config) -> Callable[[str], int] | None:
 def dry_run_estimate(
     config: Config,
     judgings: list[Judging],
-    items: list[Item],
+    items: Sized,
     calls: Iterable[Call],
 ) -> DryRunEstimate:
     """Calls that would go live (cache misses), estimated tokens and cost; nothing is called.

@@ -48,15 +48,15 @@ from judgebias.core.summary import DryRunEstimate, Summary
 from judgebias.core.verdict import is_consistent, reconcile
 from judgebias.engine import outputs
 from judgebias.engine.budget import Budget, Meter, Spend, UnusedAttempts, charged, metered, worst_case
+from judgebias.engine.items import RunItems
 from judgebias.engine.progress import Progress
 from judgebias.figures.clustering import Clustering, resolve_clustering
 from judgebias.figures.metrics import ensemble_results, soft_preference
 from judgebias.figures.provenance import foreign_reason, judge_origin, routed_elsewhere
 from judgebias.figures.summary import build_summary, ratings_for
-from judgebias.io.dataset import load_items, normalize_items, resolve_path
+from judgebias.io.dataset import resolve_path
 from judgebias.io.files import write_json
 from judgebias.io.run_dir import RunDir
-from judgebias.io.tokenizer import WORDS, load_tokenizer
 from judgebias.report import console
 
 
@@ -157,24 +157,8 @@ class ImportedReplies:
 
 
 def prepare_items(config: Config) -> list[Item]:
-    """The dataset's items, checked in full, normalised and limited as configured (before any call)."""
-    data = config.data
-    items = load_items(resolve_path(data.path, data.root))
-    if data.limit is not None:
-        del items[data.limit :]
-    norm = data.normalize
-    items = normalize_items(
-        items, strip=norm.strip, truncate_words=norm.truncate_words, strip_markdown=norm.strip_markdown
-    )
-    if norm.truncate_tokens is None and norm.tokenizer == WORDS:
-        return items  # words: nothing to cut by tokens, and the lengths in words are already recorded
-    tokenizer = load_tokenizer(norm.tokenizer, config.judge.base_url, config.judge.timeout)
-    cut = norm.truncate_tokens
-    if cut is not None:
-        items = [dataclasses.replace(i, a=tokenizer.truncate(i.a, cut), b=tokenizer.truncate(i.b, cut)) for i in items]
-    if norm.tokenizer == WORDS:
-        return items
-    return [dataclasses.replace(i, tokens_a=tokenizer.count(i.a), tokens_b=tokenizer.count(i.b)) for i in items]
+    """The dataset's items, checked in full, normalised and limited as configured (before any call), in a list."""
+    return list(RunItems(config))
 
 
 def run_experiment(
@@ -187,7 +171,10 @@ def run_experiment(
     run = run_dir if isinstance(run_dir, RunDir) else RunDir(run_dir)
     check_settings(config)
     items, judgings, notes = _judges_and_items(config)
-    clustering = resolve_clustering(items, config.bootstrap.cluster)  # a wrong field stops the run before any call
+    assert items.stubs is not None
+    clustering = resolve_clustering(items.stubs, config.bootstrap.cluster)  # a wrong field stops the run here
+    clusters = clustering.values_by_id([stub.id for stub in items.stubs]) if clustering else None
+    items.release_stubs()
     for note in notes:
         echo(f"note: {note}")
     cache = open_cache(config.cache)  # an unreachable Redis stops the run here, before any judge call
@@ -201,8 +188,7 @@ def run_experiment(
             write_json(run.dry_run, estimate)
             echo(console.format_dry_run(estimate))
             return estimate
-        judged = _judge(_Job(config, judgings, items, cache, run, used), clustering)
-        del items  # the rows hold all the figures read: the dataset's text is not kept through the summary
+        judged = _judge(_Job(config, judgings, items, cache, run, used, clusters))
         used.finish(_paid_judges(judgings))
     except CacheUnavailable as error:
         raise CacheUnavailable(
@@ -220,9 +206,9 @@ def run_experiment(
     return summary
 
 
-def _judges_and_items(config: Config) -> tuple[list[Item], list[Judging], list[str]]:
+def _judges_and_items(config: Config) -> tuple[RunItems, list[Judging], list[str]]:
     """The items every judge can judge, the judges with their backends, and the notes to print before calling."""
-    items = prepare_items(config)
+    items = RunItems(config)
     judgments = resolve_path(config.data.judgments, config.data.root) if config.data.judgments else None
     judgings = [
         Judging(name, judge, build_backend(judge, config.rubric, judgments))
@@ -230,13 +216,10 @@ def _judges_and_items(config: Config) -> tuple[list[Item], list[Judging], list[s
     ]
     notes: list[str] = [note for judge in judges_of(config).values() for note in price_notes(judge)]
     for judging in judgings:
-        missing = {item.id for item in items if not judging.backend.has(item)}
-        if missing:
-            items = [item for item in items if item.id not in missing]
-            notes.append(
-                f"judge {judging.name!r} has no recording for {len(missing)} items: judged the other {len(items)}"
-            )
-    if not items:
+        left_out = items.retain(judging.backend.has)
+        if left_out:
+            notes.append(f"judge {judging.name!r} has no recording for {left_out} items: judged the other {len(items)}")
+    if not len(items):
         raise UserError("no item is left to judge (the replayed judges share no recorded item)")
     return items, judgings, notes
 
@@ -259,17 +242,19 @@ class _Judged:
 
 @dataclasses.dataclass(frozen=True)
 class _Job:
-    """What every judging step of one run works on: its settings, judges, items, cache, folder and key log."""
+    """What every judging step of one run works on: its settings, judges, items, cache, folder and key log, and
+    each item's cluster (by id) when the run clusters."""
 
     config: Config
     judgings: list[Judging]
-    items: list[Item]
+    items: RunItems
     cache: ReplyStore
     run: RunDir
     used: KeyLog
+    clusters: Mapping[str, object] | None = None
 
 
-def _judge(job: _Job, clustering: Clustering | None) -> _Judged:
+def _judge(job: _Job) -> _Judged:
     """The batch pre-pass (judge.mode=batch/export/import), then every call, under the spending cap."""
     config, judgings, items, cache, run = job.config, job.judgings, job.items, job.cache, job.run
     started = time.monotonic()
@@ -289,9 +274,7 @@ def _judge(job: _Job, clustering: Clustering | None) -> _Judged:
     if prefilled.batched and cache.mode == CacheMode.refresh:
         cache.mode = CacheMode.use  # the batch refreshed every call: the rest of the run reads its replies
     full, imported, stored = FullCache(), ImportedReplies(), StoredTimes()
-    per_judge, combined, failed_by_kind = _judge_all(
-        job, full, imported, prefilled.batched, stored, spending, clustering
-    )
+    per_judge, combined, failed_by_kind = _judge_all(job, full, imported, prefilled.batched, stored, spending)
     return _Judged(
         per_judge, combined, failed_by_kind, time.monotonic() - started, prefilled.batches, full, imported, stored,
         spending, budget,
@@ -441,7 +424,6 @@ def _judge_all(
     batched: AbstractSet[str] = frozenset(),
     stored: StoredTimes | None = None,
     spending: _Spending | None = None,
-    clustering: Clustering | None = None,
 ) -> tuple[dict[str, list[ItemResult]], list[ItemResult], collections.Counter[str]]:
     """Run every call, finalise items in order as their calls complete, stream verdicts to disk.
 
@@ -457,18 +439,14 @@ def _judge_all(
     inflight: dict[str, Pending] = {}
     slots: collections.deque[tuple[Item, list[tuple[Judging, Request, Pending]]]] = collections.deque()
     failures: collections.Counter[str] = collections.Counter()  # failed calls by FailureKind
-    writer = outputs.VerdictWriter(
-        run,
-        ensemble=len(judgings) > 1,
-        clusters=clustering.values_by_id([item.id for item in items]) if clustering else None,
-    )
+    writer = outputs.VerdictWriter(run, ensemble=len(judgings) > 1, clusters=job.clusters)
     executor = ThreadPoolExecutor(max_workers=config.max_concurrency, thread_name_prefix="judge")
     reask = frozenset(config.cache.reask)
     stopping = threading.Event()  # ends the waits for calls that other processes sharing the cache are sending
     try:
         current: Item | None = None
         calls: list[tuple[Judging, Request, Pending]] = []
-        calls_of_items = _requests(config, judgings, _handed_over(items))
+        calls_of_items = _requests(config, judgings, items)
         for judging, item, request, key, hit in _looked_up(calls_of_items, cache, used):
             if hit is not None and stored is not None:
                 stored.add(hit)
@@ -501,14 +479,6 @@ def _judge_all(
         progress.close()
     executor.shutdown(wait=True)
     return per_judge, combined, failures
-
-
-def _handed_over(items: list[Item]) -> Iterator[Item]:
-    """The items in order, each taken out of the list as it is handed over (the list is left empty): once its line
-    is written an item is freed, so a run never holds the text of every item and every row at once."""
-    items.reverse()
-    while items:
-        yield items.pop()
 
 
 def _done(calls: list[tuple[Judging, Request, Pending]]) -> bool:

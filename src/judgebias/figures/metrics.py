@@ -249,7 +249,7 @@ def measure(
     items = list(results)
     n = len(items)
     scored = _mask(items, lambda r: r.verdict != "error")
-    score = np.array([WIN_SCORE.get(r.verdict, 0.0) for r in items], dtype=np.float64) * scored
+    score = _values(items, lambda r: WIN_SCORE.get(r.verdict, 0.0)) * scored
     decisive = _mask(items, lambda r: r.verdict in ("1", "2"))
     orders = 1 if n and all(r.call2 is None for r in items) else 2
     figures = _Figures(rates=_Rates(), others={})
@@ -493,36 +493,59 @@ class _StyleControlledRatings:
 
 
 def _call_counts(items: Sequence[ItemResult]) -> CallCounts:
-    """Error, invalid, call, cache and token counts (every item, scored or not)."""
-    labels = [[c.label for c in r.calls] if r.calls else _positional(r) for r in items]
-    calls = [c for r in items for c in r.calls]
-    total = sum(len(ls) for ls in labels)
-    answered = [c for c in calls if c.label != "error"]
-    cached = sum(1 for c in answered if c.cached)
-    offline = sum(1 for c in answered if c.offline and not c.cached)
-    # Requests an endpoint answered in this run; failed calls are counted as failures, not as replies.
-    live = sum(1 for c in answered if not c.cached and not c.offline) if calls else total - cached
-    # A verdict-shaped reply the parser could not read is `invalid`; a reply with no verdict at all has an outcome.
-    if calls:
-        invalid = sum(1 for c in calls if c.label == "invalid" and c.outcome is None)
-    else:
-        invalid = sum(ls.count("invalid") for ls in labels)
-    unread = sum(ls.count("invalid") for ls in labels)
-    answered_n = total - sum(ls.count("error") for ls in labels)
+    """Error, invalid, call, cache and token counts (every item, scored or not), in one pass that keeps no list of
+    the run's calls (for a million items those lists cost more than the rows themselves)."""
+    total = errors = unread = cached = offline = live = invalid = no_verdict = prompt = completion = 0
+    n_errors = errors_call1 = errors_call2 = 0
+    with_calls = False
+    outcomes: Counter[str] = Counter()
+    for r in items:
+        first_failed, second_failed = r.call1 == "error", r.call2 == "error"
+        n_errors += r.verdict == "error" or first_failed or second_failed
+        errors_call1 += first_failed
+        errors_call2 += second_failed
+        if not r.calls:  # a row without its calls: its positional labels are all that is known
+            for label in _positional(r):
+                total += 1
+                errors += label == "error"
+                unread += label == "invalid"
+            continue
+        with_calls = True
+        for c in r.calls:
+            total += 1
+            label, outcome = c.label, c.outcome
+            if label == "error":
+                errors += 1
+            else:
+                if c.cached:
+                    cached += 1
+                elif c.offline:
+                    offline += 1
+                else:
+                    live += 1  # a request an endpoint answered in this run
+                no_verdict += outcome is not None
+            if label == "invalid":
+                unread += 1
+                invalid += outcome is None  # a verdict-shaped reply the parser could not read
+            if outcome is not None:  # a reply with no verdict at all
+                outcomes[outcome] += 1
+            prompt += c.prompt_tokens
+            completion += c.completion_tokens
+    answered = total - errors
     return {
-        "n_errors": sum(1 for r in items if r.verdict == "error" or "error" in _positional(r)),
-        "errors_call1": sum(1 for r in items if r.call1 == "error"),
-        "errors_call2": sum(1 for r in items if r.call2 == "error"),
-        "n_invalid": invalid,
-        "n_no_verdict": sum(1 for c in calls if c.outcome is not None and c.label != "error"),
-        "outcomes": dict(sorted(Counter(c.outcome for c in calls if c.outcome is not None).items())),
-        "no_verdict_share": round(unread / answered_n, 6) if answered_n else None,
+        "n_errors": n_errors,
+        "errors_call1": errors_call1,
+        "errors_call2": errors_call2,
+        "n_invalid": invalid if with_calls else unread,
+        "n_no_verdict": no_verdict,
+        "outcomes": dict(sorted(outcomes.items())),
+        "no_verdict_share": round(unread / answered, 6) if answered else None,
         "calls_total": total,
         "calls_cached": cached,
-        "calls_live": live,
+        "calls_live": live if with_calls else total - cached,
         "calls_offline": offline,
-        "prompt_tokens": sum(c.prompt_tokens for c in calls),
-        "completion_tokens": sum(c.completion_tokens for c in calls),
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
     }
 
 
@@ -541,9 +564,8 @@ def _position(
     # rescaled from its possible range [-N, N] to [-1, 1], i.e. (n_r - n_p) / N: negative leans to the first
     # slot, 0 is fair. (The paper averages it over judge x model x task units; here it is one unit: the run.)
     readable = two * _mask(items, lambda r: r.call1 in ("A", "B", "tie") and r.call2 in ("A", "B", "tie"))
-    pair = [(r.call1, r.call2) for r in items]
-    primacy = readable * np.array([p in (("A", "A"), ("A", "tie"), ("tie", "A")) for p in pair], dtype=float)
-    recency = readable * np.array([p in (("B", "B"), ("B", "tie"), ("tie", "B")) for p in pair], dtype=float)
+    primacy = readable * _mask(items, lambda r: (r.call1, r.call2) in _PRIMACY)
+    recency = readable * _mask(items, lambda r: (r.call1, r.call2) in _RECENCY)
 
     rates = {
         "position_consistency": (consistent, two),
@@ -584,6 +606,10 @@ def _position(
     return out
 
 
+_PRIMACY = frozenset({("A", "A"), ("A", "tie"), ("tie", "A")})
+_RECENCY = frozenset({("B", "B"), ("B", "tie"), ("tie", "B")})
+
+
 def _pooled(items: Sequence[ItemResult], scored: FloatArray, figures: _Figures) -> Pooled:
     """Both orders as separate judgments: each call's item-frame preference, win 1 / tie 0.5 / loss 0."""
     total = np.zeros(len(items))
@@ -609,7 +635,7 @@ def _length(
     figures: _Figures,
 ) -> Length:
     """Length bias: P(longer answer wins), length-verdict correlation, the length-controlled win rate."""
-    chars = np.array([r.chars_a - r.chars_b for r in items], dtype=np.float64)
+    chars = _values(items, lambda r: r.chars_a - r.chars_b)
     differs = decisive * (chars != 0)
     longer_won = differs * ((chars > 0) == (score > 0.5))
     figures.rates["longer_wins"] = (longer_won, differs)
@@ -674,7 +700,7 @@ def _style(items: Sequence[ItemResult], score: FloatArray, decisive: FloatArray,
     # "More formatted" = more markdown features in all (Style.total); items whose answers carry as many
     # features each, or whose styles were not recorded, are left out of styled_wins.
     has = _mask(items, lambda r: r.style_a is not None and r.style_b is not None)
-    totals = np.array([_total(r.style_a) - _total(r.style_b) for r in items], dtype=np.float64)
+    totals = _values(items, lambda r: _total(r.style_a) - _total(r.style_b))
     differs = decisive * has * (totals != 0)
     styled_won = differs * ((totals > 0) == (score > 0.5))
     figures.rates["styled_wins"] = (styled_won, differs)
@@ -804,7 +830,7 @@ def _style_covariates(rows: Sequence[ItemResult]) -> tuple[list[str], FloatArray
 def _soft(items: Sequence[ItemResult], scored: FloatArray, figures: _Figures, requested: bool) -> Soft:
     """Mean soft preference (P(a preferred) from log-probabilities) over the items that have one."""
     has = scored * _mask(items, lambda r: r.soft is not None)
-    values = np.array([r.soft if r.soft is not None else 0.0 for r in items], dtype=np.float64) * has
+    values = _values(items, lambda r: r.soft if r.soft is not None else 0.0) * has
     figures.rates["soft_win_rate"] = (values, has)
     out: Soft = {"soft_win_rate": _point(values, has), "soft_n": int(has.sum())}
     if out["soft_win_rate"] is None and requested:  # no note when nobody asked for log-probabilities
@@ -827,11 +853,12 @@ def _human_labels(
         "human_agreement_decisive": _point(match * both_decisive, both_decisive),
         "human_agreement_decisive_n": int(both_decisive.sum()),
     }
-    # Kappa table: rows = judge verdict, columns = human label, categories 1 / 2 / tie; one-hot per item.
-    onehot = np.zeros((len(items), 9))
+    # Kappa table: rows = judge verdict, columns = human label, categories 1 / 2 / tie; one-hot per item, in a
+    # byte a cell (read only through sums and products with float weights: the same numbers as in float64).
+    onehot = np.zeros((len(items), 9), dtype=np.uint8)
     for i, r in enumerate(items):
         if scored[i] and r.human in _KAPPA_LABELS and r.verdict in _KAPPA_LABELS:
-            onehot[i, 3 * _KAPPA_LABELS.index(r.verdict) + _KAPPA_LABELS.index(r.human)] = 1.0
+            onehot[i, 3 * _KAPPA_LABELS.index(r.verdict) + _KAPPA_LABELS.index(r.human)] = 1
     out["cohen_kappa"] = stats.cohen_kappa(onehot.sum(axis=0).reshape(3, 3))
     out["cohen_kappa_n"] = int(onehot.sum())
     if out["cohen_kappa"] is not None:
@@ -1113,9 +1140,15 @@ def _total(style: Style | None) -> int:
     return 0 if style is None else style.total
 
 
-def _mask(items: Iterable[ItemResult], test: Callable[[ItemResult], bool]) -> FloatArray:
+def _mask(items: Sequence[ItemResult], test: Callable[[ItemResult], bool]) -> FloatArray:
     """A 0/1 float array: test(item) per item."""
-    return np.array([1.0 if test(r) else 0.0 for r in items], dtype=np.float64)
+    return _values(items, lambda r: 1.0 if test(r) else 0.0)
+
+
+def _values(items: Sequence[ItemResult], value: Callable[[ItemResult], float]) -> FloatArray:
+    """value(item) per item as a float array, filled as they are computed (no list of a million numbers first:
+    each number's memory is reused by the next)."""
+    return np.fromiter(map(value, items), dtype=np.float64, count=len(items))
 
 
 def _point(numerator: FloatArray, denominator: FloatArray) -> float | None:

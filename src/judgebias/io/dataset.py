@@ -11,7 +11,7 @@ import dataclasses
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -87,25 +87,37 @@ MAX_PROBLEMS = 20  # a data file's problems reported in one go; past this many t
 def load_items(path: Path) -> list[Item]:
     """All items of a JSONL file, or one UserError naming the file, line and field of each problem (up to
     MAX_PROBLEMS of them, so a file with several mistakes is fixed in one pass, not one run per mistake)."""
-    items: list[Item] = []
+    return list(read_items(path))
+
+
+def read_items(path: Path, *, checked: bool = False) -> Generator[Item, None, None]:
+    """The items of a JSONL file one at a time, as load_items reads them; its UserError comes once the whole
+    file is read (after every valid item is yielded), so a caller that keeps nothing can check a file of any size.
+
+    `checked`: the file was read whole once already with no problem, so its ids are known to be unique (not
+    remembered again)."""
     seen: dict[str, int] = {}
     problems: list[str] = []
+    found = False
     for number, record in _records(path, problems):
         try:
             item = _item(record, path, number)
         except UserError as error:
             problems.append(str(error))
             continue
-        if item.id in seen:
-            problems.append(f"{path}:{number}: field 'id': duplicate id {item.id!r} (first on line {seen[item.id]})")
-            continue
-        seen[item.id] = number
-        items.append(item)
+        if not checked:
+            if item.id in seen:
+                problems.append(
+                    f"{path}:{number}: field 'id': duplicate id {item.id!r} (first on line {seen[item.id]})"
+                )
+                continue
+            seen[item.id] = number
+        found = True
+        yield item
     if problems:
         raise UserError(_problems_text(path, problems))
-    if not items:
+    if not found:
         raise UserError(f"{path}: the dataset is empty: it needs at least one JSON object per line")
-    return items
 
 
 def _problems_text(path: Path, problems: list[str]) -> str:
@@ -260,14 +272,19 @@ def normalize_items(
     # a run that strips the markdown still knows which answer was the more formatted one, so its styled_wins
     # shows whether stripping removed the judge's preference for it.
     for index, item in enumerate(items):
-        a = normalize_answer(item.a, strip=strip, truncate_words=truncate_words)
-        b = normalize_answer(item.b, strip=strip, truncate_words=truncate_words)
-        style_a, style_b = style_of(a), style_of(b)
-        if strip_markdown:
-            a = normalize_answer(item.a, strip=strip, truncate_words=truncate_words, strip_markdown=True)
-            b = normalize_answer(item.b, strip=strip, truncate_words=truncate_words, strip_markdown=True)
-        items[index] = dataclasses.replace(item, a=a, b=b, style_a=style_a, style_b=style_b)
+        items[index] = normalize_item(item, strip=strip, truncate_words=truncate_words, strip_markdown=strip_markdown)
     return items
+
+
+def normalize_item(item: Item, *, strip: bool, truncate_words: int | None, strip_markdown: bool = False) -> Item:
+    """One item as judged (see normalize_items)."""
+    a = normalize_answer(item.a, strip=strip, truncate_words=truncate_words)
+    b = normalize_answer(item.b, strip=strip, truncate_words=truncate_words)
+    style_a, style_b = style_of(a), style_of(b)
+    if strip_markdown:
+        a = normalize_answer(item.a, strip=strip, truncate_words=truncate_words, strip_markdown=True)
+        b = normalize_answer(item.b, strip=strip, truncate_words=truncate_words, strip_markdown=True)
+    return dataclasses.replace(item, a=a, b=b, style_a=style_a, style_b=style_b)
 
 
 def normalize_answer(text: str, *, strip: bool, truncate_words: int | None, strip_markdown: bool = False) -> str:

@@ -1,0 +1,92 @@
+"""The run's items read twice from the data file (engine.items.RunItems): checked whole first, then streamed.
+
+The expected items come from the file itself, read here with the json module and cut by hand."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from judgebias.core.errors import UserError
+from judgebias.engine.items import RunItems
+from tests.helpers import write_items
+from tests.reliability.helpers import config_of
+
+RECORDS = [{"id": f"i{n}", "question": f"Q{n}?", "a": f"  answer {n} of a \n", "b": f"\tb{n} "} for n in range(8)]
+
+
+def _hand_read(path: Path) -> list[dict[str, str]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def test_the_items_streamed_are_the_file_s_lines_in_order_cut_and_normalised(tmp_path: Path) -> None:
+    """data.limit=5 with strip: the first five lines of the file, answers stripped; a second reading gives the same."""
+    path = write_items(tmp_path / "items.jsonl", RECORDS)
+    items = RunItems(config_of(f"data.path={path}", "data.limit=5", "data.normalize.strip=true"))
+    expected = _hand_read(path)[:5]
+    assert 5 == len(items)
+    streamed = list(items)
+    assert [(r["id"], r["question"], r["a"].strip(), r["b"].strip()) for r in expected] == [
+        (item.id, item.question, item.a, item.b) for item in streamed
+    ]
+    assert streamed == list(items)
+
+
+def test_the_stubs_keep_no_answer_and_the_filter_holds_in_the_streamed_items(tmp_path: Path) -> None:
+    """Before judging only ids and fields are held; a judge's filter leaves its items out of the reading."""
+    path = write_items(tmp_path / "items.jsonl", RECORDS)
+    items = RunItems(config_of(f"data.path={path}"))
+    assert items.stubs is not None and all(stub.a == stub.b == "" for stub in items.stubs)
+    assert 2 == items.retain(lambda stub: stub.id not in {"i2", "i6"})
+    items.release_stubs()
+    assert [r["id"] for r in _hand_read(path) if r["id"] not in {"i2", "i6"}] == [item.id for item in items]
+
+
+def test_every_line_is_checked_before_the_first_item_even_past_the_limit(tmp_path: Path) -> None:
+    """A broken line 7 is named although data.limit=2 judges only the first two."""
+    path = write_items(tmp_path / "items.jsonl", RECORDS)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    lines[6] = '{"id": "i6", "question": "Q?", "a": 3, "b": "x"}'
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(UserError, match=rf"{path}:7: field 'a': must be a string"):
+        RunItems(config_of(f"data.path={path}", "data.limit=2"))
+
+
+@pytest.mark.parametrize("edit", ["append", "same size"])
+def test_a_file_changed_after_its_check_stops_the_reading_in_one_line(tmp_path: Path, edit: str) -> None:
+    """A line added, or an id rewritten in place (the same size), between the check and the judging: one line that
+    names the file and says to rerun, never items the check did not see."""
+    path = write_items(tmp_path / "items.jsonl", RECORDS)
+    items = RunItems(config_of(f"data.path={path}"))
+    text = path.read_text(encoding="utf-8")
+    if edit == "append":
+        path.write_text(text + json.dumps({"id": "new", "question": "Q?", "a": "x", "b": "y"}) + "\n", encoding="utf-8")
+    else:
+        path.write_text(text.replace('"i3"', '"j3"'), encoding="utf-8")
+        stamp = os.stat(path)
+        os.utime(path, ns=(stamp.st_atime_ns, stamp.st_mtime_ns + 1_000_000))  # a coarse clock: still a change
+    with pytest.raises(UserError) as raised:
+        list(items)
+    message = str(raised.value)
+    assert str(path) in message and "changed after it was checked" in message and "\n" not in message
+
+
+def test_a_pipe_is_read_once_and_its_items_held(tmp_path: Path) -> None:
+    """A FIFO cannot be read twice: its items are kept from the one reading, and judged from it."""
+    fifo = tmp_path / "items.fifo"
+    os.mkfifo(fifo)
+    lines = "".join(json.dumps(record) + "\n" for record in RECORDS)
+
+    def feed() -> None:
+        with fifo.open("w", encoding="utf-8") as pipe:
+            pipe.write(lines)
+
+    writer = threading.Thread(target=feed)
+    writer.start()
+    items = RunItems(config_of(f"data.path={fifo}", "data.limit=3"))
+    writer.join(timeout=10)
+    assert ["i0", "i1", "i2"] == [item.id for item in items] == [item.id for item in items]
