@@ -16,12 +16,17 @@ import os
 import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 from judgebias.config.schema import Config
 from judgebias.core.errors import UserError
 from judgebias.core.item import Item
 from judgebias.io.dataset import normalize_item, read_items, resolve_path
 from judgebias.io.tokenizer import WORDS, Tokenizer, load_tokenizer
+
+# The fields beyond the known ones of every stub without any: one object, read only (a stub is never changed), where
+# a million items each kept an empty dict of its own.
+_NO_EXTRA: dict[str, Any] = {}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,7 +65,9 @@ class RunItems:
                 continue  # the rest of the file is still checked
             if held is not None:
                 held.append(item)
-            stubs.append(dataclasses.replace(item, a="", b="", question=item.question if keep_question else ""))
+            question = item.question if keep_question else ""
+            extra = item.extra or _NO_EXTRA
+            stubs.append(dataclasses.replace(item, a="", b="", question=question, extra=extra))
         self.stubs: list[Item] | None = stubs
         self._held = held
         self._ids = array.array("q", (hash(stub.id) for stub in stubs))

@@ -95,7 +95,8 @@ _CI_ORDER = (
     "soft_win_rate_mean",
 )
 
-Rate = tuple[FloatArray, FloatArray]
+Mask = NDArray[np.uint8]  # 0/1 per item (see _mask)
+Rate = tuple[NDArray[Any], NDArray[Any]]  # float64 columns, masks, or a signed difference of two masks
 Replicates = Callable[[FloatArray], FloatArray]
 IntArray = NDArray[np.int64]
 
@@ -108,7 +109,7 @@ class Statistic:
     (stats.units_of) instead of on every item: `on(rows)` is the same statistic over those rows only."""
 
     make: Callable[..., Replicates]  # make(*columns): the figure under weights (resamples x rows)
-    columns: tuple[FloatArray, ...]
+    columns: tuple[NDArray[Any], ...]  # float64, or a byte a value where every value is 0 or 1
 
     @functools.cached_property
     def _replicates(self) -> Replicates:
@@ -550,7 +551,7 @@ def _call_counts(items: Sequence[ItemResult]) -> CallCounts:
 
 
 def _position(
-    items: Sequence[ItemResult], scored: FloatArray, score: FloatArray, orders: int, figures: _Figures
+    items: Sequence[ItemResult], scored: Mask, score: FloatArray, orders: int, figures: _Figures
 ) -> Position:
     """Position consistency, flip rates, first/second-position bias, the sign test, the preference score."""
     two = scored * _mask(items, lambda r: r.call2 is not None)
@@ -575,7 +576,7 @@ def _position(
         "residual_flip_rate": (two - consistent, two),
         "biased_first": (first, two),
         "biased_second": (second, two),
-        "preference_score": (recency - primacy, readable),
+        "preference_score": (recency.astype(np.int8) - primacy.astype(np.int8), readable),  # -1, 0 or 1
     }
     rates["win_rate_consistent"] = (score * consistent, consistent)
     figures.rates.update(rates)
@@ -610,7 +611,7 @@ _PRIMACY = frozenset({("A", "A"), ("A", "tie"), ("tie", "A")})
 _RECENCY = frozenset({("B", "B"), ("B", "tie"), ("tie", "B")})
 
 
-def _pooled(items: Sequence[ItemResult], scored: FloatArray, figures: _Figures) -> Pooled:
+def _pooled(items: Sequence[ItemResult], scored: Mask, figures: _Figures) -> Pooled:
     """Both orders as separate judgments: each call's item-frame preference, win 1 / tie 0.5 / loss 0."""
     total = np.zeros(len(items))
     count = np.zeros(len(items))
@@ -629,9 +630,9 @@ def _pooled(items: Sequence[ItemResult], scored: FloatArray, figures: _Figures) 
 
 def _length(
     items: Sequence[ItemResult],
-    scored: FloatArray,
+    scored: Mask,
     score: FloatArray,
-    decisive: FloatArray,
+    decisive: Mask,
     figures: _Figures,
 ) -> Length:
     """Length bias: P(longer answer wins), length-verdict correlation, the length-controlled win rate."""
@@ -652,7 +653,7 @@ def _length(
 
 def _length_controlled(
     items: Sequence[ItemResult],
-    decisive: FloatArray,
+    decisive: Mask,
     figures: _Figures,
 ) -> Length:
     """The win rate predicted at zero length difference by a logistic fit of decisive verdicts on length."""
@@ -665,8 +666,8 @@ def _length_controlled(
     keep = np.flatnonzero(decisive)
     fitted = [items[int(i)] for i in keep]
     out: Length = {"length_controlled_win_rate": None, "length_controlled_n": len(fitted)}
-    x = np.array([math.log(r.words_a + 1) - math.log(r.words_b + 1) for r in fitted], dtype=np.float64)
-    y = np.array([1.0 if r.verdict == "1" else 0.0 for r in fitted], dtype=np.float64)
+    x = _values(fitted, lambda r: math.log(r.words_a + 1) - math.log(r.words_b + 1))
+    y = _values(fitted, lambda r: 1.0 if r.verdict == "1" else 0.0)
     if keep.size < _MIN_LC_ITEMS:
         needed = f"the length-controlled win rate needs at least {_MIN_LC_ITEMS}"
         out["length_controlled_note"] = f"only {counted(keep.size, 'decisive verdict')}; {needed}"
@@ -695,7 +696,7 @@ def _length_controlled(
     return out
 
 
-def _style(items: Sequence[ItemResult], score: FloatArray, decisive: FloatArray, figures: _Figures) -> StyleBias:
+def _style(items: Sequence[ItemResult], score: FloatArray, decisive: Mask, figures: _Figures) -> StyleBias:
     """Style bias: P(more formatted answer wins), the style-controlled win rate, the judge's style coefficients."""
     # "More formatted" = more markdown features in all (Style.total); items whose answers carry as many
     # features each, or whose styles were not recorded, are left out of styled_wins.
@@ -711,7 +712,7 @@ def _style(items: Sequence[ItemResult], score: FloatArray, decisive: FloatArray,
     return out
 
 
-def _style_controlled(items: Sequence[ItemResult], decisive: FloatArray, figures: _Figures) -> StyleBias:
+def _style_controlled(items: Sequence[ItemResult], decisive: Mask, figures: _Figures) -> StyleBias:
     """The win rate at equal length and formatting from one logistic fit of the decisive verdicts."""
     # The length-controlled model with the style features added (after Arena-Hard-Auto's style control):
     # logit P(a wins) = b0 + b_length * z_length + sum_f b_f * z_f, where each z is a log ratio
@@ -761,7 +762,7 @@ Intercepts = Callable[[FloatArray, FloatArray, FloatArray], FloatArray]  # (desi
 
 
 def _controlled(
-    design: FloatArray, y: FloatArray, keep: NDArray[np.int64], fitted: FloatArray, intercepts: Intercepts, minimum: int
+    design: FloatArray, y: FloatArray, keep: NDArray[np.int64], fitted: Mask, intercepts: Intercepts, minimum: int
 ) -> Statistic:
     """A controlled win rate as a statistic of item weights: sigmoid of the intercept `intercepts` fits on the
     rows `keep` (whose design and verdict are `design` and `y`); `fitted` marks those rows among all."""
@@ -770,7 +771,7 @@ def _controlled(
 
 
 def _controlled_replicates(
-    design: FloatArray, y: FloatArray, fitted: FloatArray, *, intercepts: Intercepts, minimum: int
+    design: FloatArray, y: FloatArray, fitted: Mask, *, intercepts: Intercepts, minimum: int
 ) -> Replicates:
     """The controlled win rate under weights; `fitted` marks the rows the fit reads (decisive verdicts)."""
     kinds = stats.kinds_of(design, y, fitted)  # rows of equal covariates and verdict enter the fit alike
@@ -827,7 +828,7 @@ def _style_covariates(rows: Sequence[ItemResult]) -> tuple[list[str], FloatArray
     return names, z
 
 
-def _soft(items: Sequence[ItemResult], scored: FloatArray, figures: _Figures, requested: bool) -> Soft:
+def _soft(items: Sequence[ItemResult], scored: Mask, figures: _Figures, requested: bool) -> Soft:
     """Mean soft preference (P(a preferred) from log-probabilities) over the items that have one."""
     has = scored * _mask(items, lambda r: r.soft is not None)
     values = _values(items, lambda r: r.soft if r.soft is not None else 0.0) * has
@@ -839,7 +840,7 @@ def _soft(items: Sequence[ItemResult], scored: FloatArray, figures: _Figures, re
 
 
 def _human_labels(
-    items: Sequence[ItemResult], scored: FloatArray, threshold: float, figures: _Figures, ceiling: float | None
+    items: Sequence[ItemResult], scored: Mask, threshold: float, figures: _Figures, ceiling: float | None
 ) -> HumanLabels:
     """Agreement with the human label (all and decisive verdicts), Cohen's kappa and the rubric warning."""
     labelled = scored * _mask(items, lambda r: r.human in ("1", "2"))
@@ -867,7 +868,7 @@ def _human_labels(
     return out
 
 
-def _kappa(onehot: FloatArray) -> Replicates:
+def _kappa(onehot: NDArray[np.uint8]) -> Replicates:
     """Cohen's kappa of the (judge, human) one-hot cells under weights."""
     return lambda weights: stats.cohen_kappa_batch((weights @ onehot).reshape(-1, 3, 3))
 
@@ -905,7 +906,7 @@ def _agreement_verdict(
     return out
 
 
-def _human_votes(items: Sequence[ItemResult], scored: FloatArray, figures: _Figures) -> HumanVotes:
+def _human_votes(items: Sequence[ItemResult], scored: Mask, figures: _Figures) -> HumanVotes:
     """Agreement with a randomly chosen human vote (with and without ties) and between two humans."""
     # As defined in Zheng et al. 2023 (MT-Bench): the probability that a random human vote on a random item
     # equals the verdict, i.e. per item the fraction of matching votes, averaged over items. (FastChat's
@@ -945,7 +946,7 @@ def _human_votes(items: Sequence[ItemResult], scored: FloatArray, figures: _Figu
 
 
 def _self_preference(
-    items: Sequence[ItemResult], scored: FloatArray, score: FloatArray, family: str, figures: _Figures
+    items: Sequence[ItemResult], scored: Mask, score: FloatArray, family: str, figures: _Figures
 ) -> SelfPreference:
     """Score of the judge's own-family answer over items where exactly one answer comes from that family."""
     needle = family.lower()
@@ -1140,9 +1141,10 @@ def _total(style: Style | None) -> int:
     return 0 if style is None else style.total
 
 
-def _mask(items: Sequence[ItemResult], test: Callable[[ItemResult], bool]) -> FloatArray:
-    """A 0/1 float array: test(item) per item."""
-    return _values(items, lambda r: 1.0 if test(r) else 0.0)
+def _mask(items: Sequence[ItemResult], test: Callable[[ItemResult], bool]) -> Mask:
+    """test(item) per item as 0/1, a byte an item: the masks are multiplied together and with float columns, and
+    summed; never subtracted below 0 (a difference of two is taken in a signed type where it can be negative)."""
+    return np.fromiter(map(test, items), dtype=np.bool_, count=len(items)).view(np.uint8)
 
 
 def _values(items: Sequence[ItemResult], value: Callable[[ItemResult], float]) -> FloatArray:
@@ -1151,7 +1153,7 @@ def _values(items: Sequence[ItemResult], value: Callable[[ItemResult], float]) -
     return np.fromiter(map(value, items), dtype=np.float64, count=len(items))
 
 
-def _point(numerator: FloatArray, denominator: FloatArray) -> float | None:
+def _point(numerator: NDArray[Any], denominator: NDArray[Any]) -> float | None:
     """sum(numerator) / sum(denominator) as a float, None when the denominator is 0."""
     total = float(denominator.sum(dtype=np.float64))
     return float(numerator.sum(dtype=np.float64)) / total if total > 0 else None

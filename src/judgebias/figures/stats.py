@@ -70,7 +70,7 @@ class Kinds:
         return out
 
 
-def kinds_of(*columns: FloatArray | IntArray) -> Kinds:
+def kinds_of(*columns: NDArray[Any]) -> Kinds:
     """The items (rows of the given columns) grouped by their values: equal in every column, one kind."""
     if not columns or not np.asarray(columns[0]).size:
         return Kinds(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))

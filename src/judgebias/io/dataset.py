@@ -96,7 +96,7 @@ def read_items(path: Path, *, checked: bool = False) -> Generator[Item, None, No
 
     `checked`: the file was read whole once already with no problem, so its ids are known to be unique (not
     remembered again)."""
-    seen: dict[str, int] = {}
+    seen: set[str] = set()  # the ids so far (the line of the first is looked up only for a duplicate)
     problems: list[str] = []
     found = False
     for number, record in _records(path, problems):
@@ -107,17 +107,28 @@ def read_items(path: Path, *, checked: bool = False) -> Generator[Item, None, No
             continue
         if not checked:
             if item.id in seen:
-                problems.append(
-                    f"{path}:{number}: field 'id': duplicate id {item.id!r} (first on line {seen[item.id]})"
-                )
+                first = _first_line_of(path, item.id)
+                problems.append(f"{path}:{number}: field 'id': duplicate id {item.id!r} (first on line {first})")
                 continue
-            seen[item.id] = number
+            seen.add(item.id)
         found = True
         yield item
     if problems:
         raise UserError(_problems_text(path, problems))
     if not found:
         raise UserError(f"{path}: the dataset is empty: it needs at least one JSON object per line")
+
+
+def _first_line_of(path: Path, item_id: str) -> int | str:
+    """The line of the first valid item with this id (the file read again: only a duplicate asks)."""
+    for number, record in _records(path, []):
+        if record.get("id") == item_id:
+            try:
+                _item(record, path, number)
+            except UserError:
+                continue
+            return number
+    return "?"
 
 
 def _problems_text(path: Path, problems: list[str]) -> str:
