@@ -31,6 +31,38 @@ class Item:
     tokens_a: int | None = None  # a's length in tokens of data.normalize.tokenizer (None: words, not counted)
     tokens_b: int | None = None
 
+    def with_text(
+        self,
+        question: str,
+        a: str,
+        b: str,
+        style_a: Style | None,
+        style_b: Style | None,
+        extra: dict[str, Any] | None = None,
+    ) -> Item:
+        """This item with another question and answers (normalised, or dropped), their recorded formatting, and
+        `extra` instead of its own when given.
+
+        Built field by field: `dataclasses.replace` introspects the class on every call, and a run makes two
+        copies of each item (a field added to the class must be added here too: tests/unit/test_item.py fails
+        until it is)."""
+        return Item(
+            id=self.id,
+            question=question,
+            a=a,
+            b=b,
+            human=self.human,
+            human_votes=self.human_votes,
+            human_voters=self.human_voters,
+            model_a=self.model_a,
+            model_b=self.model_b,
+            extra=self.extra if extra is None else extra,
+            style_a=style_a,
+            style_b=style_b,
+            tokens_a=self.tokens_a,
+            tokens_b=self.tokens_b,
+        )
+
 
 def shared_name(name: str | None) -> str | None:
     """One string object per distinct name (a model, an outcome): a run keeps every item and call in memory, each

@@ -66,8 +66,7 @@ class RunItems:
             if held is not None:
                 held.append(item)
             question = item.question if keep_question else ""
-            extra = item.extra or _NO_EXTRA
-            stubs.append(dataclasses.replace(item, a="", b="", question=question, extra=extra))
+            stubs.append(item.with_text(question, "", "", item.style_a, item.style_b, item.extra or _NO_EXTRA))
         self.stubs: list[Item] | None = stubs
         self._held = held
         self._ids = array.array("q", (hash(stub.id) for stub in stubs))

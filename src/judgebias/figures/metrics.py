@@ -550,9 +550,7 @@ def _call_counts(items: Sequence[ItemResult]) -> CallCounts:
     }
 
 
-def _position(
-    items: Sequence[ItemResult], scored: Mask, score: FloatArray, orders: int, figures: _Figures
-) -> Position:
+def _position(items: Sequence[ItemResult], scored: Mask, score: FloatArray, orders: int, figures: _Figures) -> Position:
     """Position consistency, flip rates, first/second-position bias, the sign test, the preference score."""
     two = scored * _mask(items, lambda r: r.call2 is not None)
     consistent = two * _mask(items, lambda r: r.consistent is True)

@@ -7,7 +7,6 @@ unique; `prompt` is accepted for `question`; human labels may say a/b or 1/2 (co
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import re
@@ -18,7 +17,7 @@ from typing import Any
 
 from judgebias.core.errors import UserError
 from judgebias.core.item import Item, shared_name
-from judgebias.core.labels import SPELLED, human_label
+from judgebias.core.labels import SPELLED, HumanLabel, human_label
 from judgebias.core.style import strip_markdown as plain_text
 from judgebias.core.style import style_of
 from judgebias.io.jsonl import json_line, lone_surrogate
@@ -221,44 +220,39 @@ def _found_fields(record: dict[str, Any], field: str) -> str:
     return f"{found}: to read {mapping}, rename them, e.g. jq -c '{assign} | del({dropped})' in.jsonl > out.jsonl"
 
 
+# The fields an item is read from (the rest go to `extra`), by the name its question is given.
+_KNOWN_FIELDS = {
+    name: frozenset({"id", name, "a", "b", "human", "human_votes", "human_voters", "model_a", "model_b"})
+    for name in ("question", "prompt")
+}
+
+
 def _item(record: dict[str, Any], path: Path, number: int) -> Item:
-    """One validated item from one JSON object."""
-
-    def fail(field: str, problem: str) -> UserError:
-        return UserError(f"{path}:{number}: field {field!r}: {problem}")
-
-    def text(field: str, *, required: bool = True, nonblank: bool = False) -> str | None:
-        value = record.get(field)
-        if value is None:
-            if required:
-                raise fail(field, "missing" + _found_fields(record, field))
-            return None
-        if not isinstance(value, str):
-            raise fail(field, f"must be a string, got {type(value).__name__} {json.dumps(value)[:40]}")
-        if nonblank and not value.strip():
-            raise fail(field, "is empty or only whitespace")
-        return value
-
+    """One validated item from one JSON object (read twice per run, each line: no closure or set built per call)."""
     question_field = "question" if "question" in record or "prompt" not in record else "prompt"
-    item_id = text("id", nonblank=True)
-    question = text(question_field, nonblank=True)
-    a, b = text("a"), text("b")
+    item_id = _text(record, "id", path, number, nonblank=True)
+    question = _text(record, question_field, path, number, nonblank=True)
+    a, b = _text(record, "a", path, number), _text(record, "b", path, number)
     raw_human = record.get("human")
     human = None if raw_human is None else human_label(raw_human)
     if raw_human is not None and human is None:
-        raise fail("human", f"must be {SPELLED}, or null, got {json.dumps(raw_human)[:40]}")
-    raw_votes = record.get("human_votes") or []
-    votes = [human_label(v) for v in raw_votes] if isinstance(raw_votes, list) else [None]
-    if any(v is None for v in votes):
-        raise fail("human_votes", f"must be a list of {SPELLED}")
+        raise _fail(path, number, "human", f"must be {SPELLED}, or null, got {json.dumps(raw_human)[:40]}")
+    votes: list[HumanLabel | None] = []
+    if raw_votes := record.get("human_votes"):
+        votes = [human_label(v) for v in raw_votes] if isinstance(raw_votes, list) else [None]
+        if any(v is None for v in votes):
+            raise _fail(path, number, "human_votes", f"must be a list of {SPELLED}")
     voters = record.get("human_voters") or []
-    if not isinstance(voters, list) or any(not isinstance(v, str) or not v.strip() for v in voters):
-        raise fail("human_voters", "must be a list of annotator names (non-empty strings), one per vote")
-    if voters and len(voters) != len(votes):
-        raise fail("human_voters", f"has {len(voters)} names for {len(votes)} human_votes: give one name per vote")
-    model_a, model_b = shared_name(text("model_a", required=False)), shared_name(text("model_b", required=False))
-    known = {"id", question_field, "a", "b", "human", "human_votes", "human_voters", "model_a", "model_b"}
-    assert item_id is not None and question is not None and a is not None and b is not None
+    if voters:
+        if not isinstance(voters, list) or any(not isinstance(v, str) or not v.strip() for v in voters):
+            problem = "must be a list of annotator names (non-empty strings), one per vote"
+            raise _fail(path, number, "human_voters", problem)
+        if len(voters) != len(votes):
+            problem = f"has {len(voters)} names for {len(votes)} human_votes: give one name per vote"
+            raise _fail(path, number, "human_voters", problem)
+    model_a = None if record.get("model_a") is None else shared_name(_text(record, "model_a", path, number))
+    model_b = None if record.get("model_b") is None else shared_name(_text(record, "model_b", path, number))
+    known = _KNOWN_FIELDS[question_field]
     return Item(
         id=item_id,
         question=question,
@@ -271,6 +265,22 @@ def _item(record: dict[str, Any], path: Path, number: int) -> Item:
         model_b=model_b,
         extra={k: v for k, v in record.items() if k not in known},
     )
+
+
+def _fail(path: Path, number: int, field: str, problem: str) -> UserError:
+    return UserError(f"{path}:{number}: field {field!r}: {problem}")
+
+
+def _text(record: dict[str, Any], field: str, path: Path, number: int, *, nonblank: bool = False) -> str:
+    """A string field's value, or the one-line problem with it (missing: the fields the line has instead)."""
+    value = record.get(field)
+    if value is None:
+        raise _fail(path, number, field, "missing" + _found_fields(record, field))
+    if not isinstance(value, str):
+        raise _fail(path, number, field, f"must be a string, got {type(value).__name__} {json.dumps(value)[:40]}")
+    if nonblank and not value.strip():
+        raise _fail(path, number, field, "is empty or only whitespace")
+    return value
 
 
 def normalize_items(
@@ -295,7 +305,7 @@ def normalize_item(item: Item, *, strip: bool, truncate_words: int | None, strip
     if strip_markdown:
         a = normalize_answer(item.a, strip=strip, truncate_words=truncate_words, strip_markdown=True)
         b = normalize_answer(item.b, strip=strip, truncate_words=truncate_words, strip_markdown=True)
-    return dataclasses.replace(item, a=a, b=b, style_a=style_a, style_b=style_b)
+    return item.with_text(item.question, a, b, style_a, style_b)
 
 
 def normalize_answer(text: str, *, strip: bool, truncate_words: int | None, strip_markdown: bool = False) -> str:
