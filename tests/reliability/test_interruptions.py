@@ -138,3 +138,43 @@ def test_runs_and_a_parallel_multirun_share_one_cache_without_loss(cli: Cli, ser
     again = cli("-m", *args, "judge.temperature=0.0,0.5", "cache.mode=only", env=KEY)
     assert 0 == again.code, again
     assert stats["requests"] == judge.stats()["requests"]  # every reply of every run was stored
+
+
+def test_a_data_file_edited_while_it_is_judged_stops_the_run_and_the_rerun_pays_only_unsent_calls(
+    cli: Cli, server: StartServer
+) -> None:
+    """A line appended to the data file while the run still reads it: exit 2 with one line naming the file, no
+    complete-looking verdicts.jsonl, every reply the server sent kept; the rerun judges the new file and sends
+    exactly the calls the cache lacks (the server's own count)."""
+    # More items than the run reads ahead (256 calls looked up at once, then a window of 64 items in flight): the
+    # file is still being read while the first replies arrive.
+    items = pairs(300)
+    data = write_items(cli.tmp_path / "items.jsonl", items)
+    judge = server(policy="longer", latency=0.02)
+    args = local(judge.url, "data=jsonl", f"data.path={data}", f"max_concurrency={WORKERS}")
+    run_dir = cli.tmp_path / "edited"
+    command = [sys.executable, "-m", "judgebias.run", f"cache.dir={cli.cache_dir}", f"hydra.run.dir={run_dir}", *args]
+    process = subprocess.Popen(
+        command, cwd=cli.tmp_path, env=cli.env | KEY, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    deadline = time.monotonic() + 60
+    while judge.stats()["completions_ok"] < 8:
+        assert process.poll() is None and time.monotonic() < deadline, "the run ended before the edit"
+        time.sleep(0.002)
+    with data.open("a", encoding="utf-8") as file:
+        file.write('{"id": "late", "question": "Q?", "a": "one more answer", "b": "two"}\n')
+    _, stderr = process.communicate(timeout=60)
+
+    assert 2 == process.returncode, stderr
+    lines = stderr.strip().splitlines()
+    assert "Traceback" not in stderr and f"{data}: the data file changed after it was checked" in lines[-1]
+    assert not (run_dir / "verdicts.jsonl").exists()
+    answered = settle(judge)["completions_ok"]
+    kept = len(cached_replies(cli.cache_dir))
+    assert answered == kept < 2 * len(items)  # stopped early, and no reply the server sent was lost
+
+    rerun = cli(*args, env=KEY)
+    assert 0 == rerun.code, rerun
+    calls = 2 * (len(items) + 1)
+    assert calls - kept == judge.stats()["completions_ok"] - answered == rerun.summary()["calls_live"]
+    assert len(items) + 1 == len(rerun.verdicts())
