@@ -36,12 +36,7 @@ class _Draws:
     for each figure from the same seed instead of kept: the same numbers, without resamples x items in memory."""
 
     def __init__(self, items: Sequence[ItemResult], resamples: int, seed: int, groups: IntArray | None) -> None:
-        kinds: dict[tuple[str, tuple[str, ...], tuple[str, ...]], int] = {}
-        kind = np.fromiter(
-            (kinds.setdefault((r.verdict, r.human_votes, r.human_voters), len(kinds)) for r in items),
-            dtype=np.int64,
-            count=len(items),
-        )
+        kind = stats.cluster_index((r.verdict, r.human_votes, r.human_voters) for r in items)
         self.units = stats.units_of([kind] if groups is None else [kind, groups], len(items))
         self.resamples, self.seed, self.groups = resamples, seed, groups
 

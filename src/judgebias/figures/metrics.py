@@ -13,7 +13,7 @@ import dataclasses
 import functools
 import math
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
@@ -392,7 +392,7 @@ def bradley_terry_ratings(
     ]
     rows = [results[i] for i in played_rows]
     groups = _groups(clustering, len(results))
-    game_groups = None if groups is None else stats.cluster_index(list(groups[played_rows]))
+    game_groups = None if groups is None else stats.cluster_index(groups[played_rows])
     games = [(r.model_a or "", r.model_b or "", WIN_SCORE[r.verdict]) for r in rows]
     models = sorted({m for a, b, _ in games for m in (a, b)})
     if len(models) < 3:
@@ -791,7 +791,7 @@ def _spread_out(values: FloatArray, rows: NDArray[np.int64], n: int) -> FloatArr
     return out
 
 
-def _weighted_correlation(x: FloatArray, y: FloatArray, counted: FloatArray) -> Replicates:
+def _weighted_correlation(x: FloatArray, y: FloatArray, counted: Mask) -> Replicates:
     """Pearson's correlation of x and y over the counted rows, under weights."""
     return lambda weights: stats.weighted_pearson_batch(x, y, weights * counted)
 
@@ -802,7 +802,7 @@ def _style_covariates(rows: Sequence[ItemResult]) -> tuple[list[str], FloatArray
     # divided by their standard deviation; length enters when it varies, a feature when a and b differ in
     # it in at least _MIN_FEATURE_ITEMS rows.
     # Each column filled straight into an array: a list of Python floats per feature costs 32 bytes an item.
-    columns = {"length": _column(math.log(r.words_a + 1) - math.log(r.words_b + 1) for r in rows)}
+    columns = {"length": _values(rows, lambda r: math.log(r.words_a + 1) - math.log(r.words_b + 1))}
     # A run holds a few distinct styles (shared objects, mostly plain text): each row's two are looked up in a
     # table of their log counts, one pass over the rows instead of one per feature and answer.
     index: dict[Style | None, int] = {None: 0}
@@ -1127,11 +1127,6 @@ def _cluster_fields(clustering: Clustering | None, groups: IntArray | None) -> I
 
 
 # --- helpers ---------------------------------------------------------------------------------------------
-
-
-def _column(values: Iterable[float]) -> FloatArray:
-    """One covariate as an array, filled as the values are computed."""
-    return np.fromiter(values, dtype=np.float64)
 
 
 def _total(style: Style | None) -> int:

@@ -7,7 +7,7 @@ Pure numpy and the standard library; no I/O.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -38,13 +38,17 @@ def _tallied(index: IntArray, bins: int) -> FloatArray:
     return counts
 
 
+def _blocks(resamples: int, rows: int) -> Iterator[int]:
+    """The resamples of each block, `rows` a block and the rest in the last: the sizes depend on the arguments
+    alone, so the same seed draws the same numbers."""
+    for done in range(0, resamples, rows):
+        yield min(rows, resamples - done)
+
+
 def _drawn(units: int, resamples: int, seed: int, *, rows: int) -> Iterator[FloatArray]:
     """Blocks of how often each of `units` was drawn, `units` draws with replacement per resample, `rows` a block."""
     rng = np.random.default_rng(seed)
-    done = 0
-    while done < resamples:
-        block = min(rows, resamples - done)
-        done += block
+    for block in _blocks(resamples, rows):
         yield _tallied(rng.integers(0, units, size=(block, units)), units)
 
 
@@ -171,25 +175,20 @@ def unit_counts(units: Units, resamples: int, seed: int, groups: IntArray | None
             yield unit_drawn
         return
     rng = np.random.default_rng(seed)
-    done = 0
     if count * _MULTINOMIAL_ITEMS_PER_UNIT <= n:
-        rows, probabilities = max(1, min(resamples, _BLOCK_CELLS // count)), units.sizes / n
-        while done < resamples:
-            block = min(rows, resamples - done)
-            done += block
+        probabilities = units.sizes / n
+        for block in _blocks(resamples, max(1, min(resamples, _BLOCK_CELLS // count))):
             yield rng.multinomial(n, probabilities, size=block).astype(np.float64)
         return
-    rows = max(1, min(resamples, _BLOCK_CELLS // n))
-    while done < resamples:
-        block = min(rows, resamples - done)
-        done += block
+    for block in _blocks(resamples, max(1, min(resamples, _BLOCK_CELLS // n))):
         yield _tallied(units.inverse[rng.integers(0, n, size=(block, n))], count)
 
 
-def cluster_index(labels: Sequence[object]) -> IntArray:
-    """Each label's cluster number 0 .. k-1, numbered by first appearance (equal labels, same cluster)."""
+def cluster_index(labels: Iterable[object]) -> IntArray:
+    """Each label's cluster number 0 .. k-1, numbered by first appearance (equal labels, same cluster); the labels
+    may come one at a time (no list of them is built)."""
     seen: dict[object, int] = {}
-    return np.array([seen.setdefault(label, len(seen)) for label in labels], dtype=np.int64)
+    return np.fromiter((seen.setdefault(label, len(seen)) for label in labels), dtype=np.int64)
 
 
 def percentile_interval(values: FloatArray, level: float = 0.95) -> list[float] | None:
