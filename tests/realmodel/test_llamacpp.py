@@ -20,7 +20,7 @@ import pytest
 
 from judgebias.backends.openai import OpenAIJudge
 from judgebias.core.prompt import render_messages, shown
-from judgebias.engine.runner import prepare_items
+from judgebias.engine.items import RunItems
 from tests.helpers import Cli
 from tests.realmodel.conftest import LlamaServer, installed
 from tests.reliability.helpers import cached_replies, config_of, decisions, run_here, verdict_lines
@@ -56,7 +56,7 @@ def test_soft_verdicts_are_the_servers_own_first_token_distribution(
     run_here(tmp_path / "run", *overrides)
     (line,) = verdict_lines(tmp_path / "run")
     config = config_of(*overrides)
-    (item,) = prepare_items(config)
+    (item,) = RunItems(config)
     rubric = config.rubric
     view = shown(item, 1, rubric.labels)
     prompt = OpenAIJudge(config.judge, rubric).prompt(
@@ -112,7 +112,7 @@ def test_an_answer_longer_than_the_context_fails_its_calls_and_a_token_cut_by_th
     assert {long_cut["call1"], long_cut["call2"]} <= VERDICTS
     assert 60 == long_cut["tokens_a"]
     config = config_of(*overrides, "data.normalize.truncate_tokens=60", "data.normalize.tokenizer=server")
-    tokens = llama.post("/extras/tokenize", {"input": prepare_items(config)[1].a})["tokens"]
+    tokens = llama.post("/extras/tokenize", {"input": list(RunItems(config))[1].a})["tokens"]
     assert 60 <= len(tokens) <= 62  # the model's own tokens (a BOS, and perhaps a seam tokenised anew)
 
 

@@ -1,10 +1,10 @@
-"""Answer normalisation before judging, and the formatting recorded for each answer (dataset.normalize_items)."""
+"""Answer normalisation before judging, and the formatting recorded for each answer (dataset.normalize_item)."""
 
 from __future__ import annotations
 
 from judgebias.core.item import Item
 from judgebias.core.style import Style
-from judgebias.io.dataset import normalize_items
+from judgebias.io.dataset import normalize_item
 
 FORMATTED = "## Steps\n\n1. **Preheat** the oven.\n2. Bake for *20* minutes."
 PLAIN = "Preheat the oven, then bake for 20 minutes."
@@ -13,7 +13,7 @@ ITEM = Item("q1", "How do I bake it?", FORMATTED, PLAIN)
 
 def test_answers_stay_as_written_and_their_formatting_is_recorded() -> None:
     """Without normalisation the answers are untouched and each carries its feature counts."""
-    (item,) = normalize_items([ITEM], strip=False, truncate_words=None)
+    item = normalize_item(ITEM, strip=False, truncate_words=None)
     assert (FORMATTED, PLAIN) == (item.a, item.b)
     assert Style(headers=1, list_items=2, bold=1, italic=1) == item.style_a
     assert Style() == item.style_b
@@ -21,7 +21,7 @@ def test_answers_stay_as_written_and_their_formatting_is_recorded() -> None:
 
 def test_strip_markdown_judges_plain_text_but_remembers_the_formatting() -> None:
     """strip_markdown renders a as plain text; style_a still counts the features a was written with."""
-    (item,) = normalize_items([ITEM], strip=False, truncate_words=None, strip_markdown=True)
+    item = normalize_item(ITEM, strip=False, truncate_words=None, strip_markdown=True)
     assert "Steps\n\nPreheat the oven.\nBake for 20 minutes." == item.a
     assert PLAIN == item.b
     assert Style(headers=1, list_items=2, bold=1, italic=1) == item.style_a
@@ -30,6 +30,6 @@ def test_strip_markdown_judges_plain_text_but_remembers_the_formatting() -> None
 def test_strip_then_strip_markdown_then_truncate() -> None:
     """A whole-answer fence goes first (strip), then the markup, then words beyond truncate_words."""
     fenced = Item("q2", "Q", "```\n**Bold** claim with five words\n```", "x")
-    (item,) = normalize_items([fenced], strip=True, truncate_words=3, strip_markdown=True)
+    item = normalize_item(fenced, strip=True, truncate_words=3, strip_markdown=True)
     assert "Bold claim with" == item.a
     assert Style(bold=1) == item.style_a

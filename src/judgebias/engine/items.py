@@ -38,9 +38,13 @@ class _Stamp:
     modified_ns: int
 
     @classmethod
-    def of(cls, path: Path) -> _Stamp:
-        found = os.stat(path)
-        return cls(found.st_ino, found.st_size, found.st_mtime_ns)
+    def of(cls, path: Path) -> _Stamp | None:
+        """The file's stamp; None when it is gone, unreadable, or not a file that can be read twice (a pipe)."""
+        try:
+            found = os.stat(path)
+        except OSError:
+            return None
+        return cls(found.st_ino, found.st_size, found.st_mtime_ns) if stat.S_ISREG(found.st_mode) else None
 
 
 class RunItems:
@@ -52,12 +56,8 @@ class RunItems:
         data = config.data
         self.path = resolve_path(data.path, data.root)
         self._config = config
-        self._stamp: _Stamp | None = None
-        held: list[Item] | None = None
-        with contextlib.suppress(OSError):  # read_items names the problem (no such file, a folder)
-            self._stamp = _Stamp.of(self.path) if stat.S_ISREG(os.stat(self.path).st_mode) else None
-        if self._stamp is None:
-            held = []
+        self._stamp = _Stamp.of(self.path)  # None: read once and held (a missing file: read_items names it)
+        held: list[Item] | None = [] if self._stamp is None else None
         keep_question = config.bootstrap.cluster == "question"  # the only text a stub is asked for
         stubs: list[Item] = []
         for item in read_items(self.path):
@@ -82,8 +82,8 @@ class RunItems:
         self.stubs = [stub for stub in self.stubs if keep(stub)]
         if len(self.stubs) == before:
             return 0
-        kept = {stub.id for stub in self.stubs}
         if self._held is not None:
+            kept = {stub.id for stub in self.stubs}
             self._held = [item for item in self._held if item.id in kept]
         self._ids = array.array("q", (hash(stub.id) for stub in self.stubs))
         return before - len(self.stubs)
@@ -137,11 +137,7 @@ class RunItems:
         return load_tokenizer(norm.tokenizer, judge.base_url, judge.timeout)
 
     def _check_unchanged(self) -> None:
-        try:
-            now = _Stamp.of(self.path)
-        except OSError:
-            now = None
-        if now != self._stamp:
+        if _Stamp.of(self.path) != self._stamp:
             raise self._changed()
 
     def _changed(self) -> UserError:

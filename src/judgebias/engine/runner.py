@@ -156,11 +156,6 @@ class ImportedReplies:
         return warnings
 
 
-def prepare_items(config: Config) -> list[Item]:
-    """The dataset's items, checked in full, normalised and limited as configured (before any call), in a list."""
-    return list(RunItems(config))
-
-
 def run_experiment(
     config: Config, run_dir: RunDir | Path, *, echo: Callable[[str], None] = print, overrides: Sequence[str] = ()
 ) -> Summary | DryRunEstimate:

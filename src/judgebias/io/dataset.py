@@ -283,22 +283,11 @@ def _text(record: dict[str, Any], field: str, path: Path, number: int, *, nonbla
     return value
 
 
-def normalize_items(
-    items: list[Item], *, strip: bool, truncate_words: int | None, strip_markdown: bool = False
-) -> list[Item]:
-    """The items as judged, each answer normalised, with the formatting of the answers as written recorded.
-
-    Each item is replaced in the list given (which is returned), so a run never holds its items twice."""
+def normalize_item(item: Item, *, strip: bool, truncate_words: int | None, strip_markdown: bool = False) -> Item:
+    """The item as judged, each answer normalised, with the formatting of the answers as written recorded."""
     # style_a/style_b count the features of the answer after strip and truncation but before strip_markdown:
     # a run that strips the markdown still knows which answer was the more formatted one, so its styled_wins
     # shows whether stripping removed the judge's preference for it.
-    for index, item in enumerate(items):
-        items[index] = normalize_item(item, strip=strip, truncate_words=truncate_words, strip_markdown=strip_markdown)
-    return items
-
-
-def normalize_item(item: Item, *, strip: bool, truncate_words: int | None, strip_markdown: bool = False) -> Item:
-    """One item as judged (see normalize_items)."""
     a = normalize_answer(item.a, strip=strip, truncate_words=truncate_words)
     b = normalize_answer(item.b, strip=strip, truncate_words=truncate_words)
     style_a, style_b = style_of(a), style_of(b)
