@@ -61,15 +61,8 @@ def test_a_killed_run_keeps_every_reply_and_a_rerun_makes_only_the_missing_calls
     judge = server(**JUDGE, latency=0.1)
     args = local(judge.url, "data=jsonl", f"data.path={data}", f"max_concurrency={WORKERS}")
     run_dir = cli.tmp_path / "killed"
-    command = [sys.executable, "-m", "judgebias.run", f"cache.dir={cli.cache_dir}", f"hydra.run.dir={run_dir}", *args]
-    process = subprocess.Popen(
-        command, cwd=cli.tmp_path, env=cli.env | KEY, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    deadline = time.monotonic() + 60
-    while judge.stats()["completions_ok"] < after:
-        assert process.poll() is None, "the run ended before the kill point"
-        assert time.monotonic() < deadline, "the run made no progress"
-        time.sleep(0.002)
+    process = start(cli, run_dir.name, *args)
+    wait_for_replies(judge, process, after)
     process.send_signal(signum)
     _, stderr = process.communicate(timeout=60)
 
@@ -90,6 +83,15 @@ def test_a_killed_run_keeps_every_reply_and_a_rerun_makes_only_the_missing_calls
     assert CALLS - kept == judge.stats()["completions_ok"] - answered == rerun.summary()["calls_live"]
     assert clean == decisions(rerun.run_dir)
     assert CALLS == len(cached_replies(cli.cache_dir))
+
+
+def wait_for_replies(judge: RunningServer, process: subprocess.Popen[str], replies: int) -> None:
+    """Until the server has answered `replies` calls of the running `process` (which must still be running)."""
+    deadline = time.monotonic() + 60
+    while judge.stats()["completions_ok"] < replies:
+        assert process.poll() is None, f"the run ended before {replies} replies"
+        assert time.monotonic() < deadline, "the run made no progress"
+        time.sleep(0.002)
 
 
 def start(cli: Cli, name: str, *args: str) -> subprocess.Popen[str]:
@@ -153,14 +155,8 @@ def test_a_data_file_edited_while_it_is_judged_stops_the_run_and_the_rerun_pays_
     judge = server(policy="longer", latency=0.02)
     args = local(judge.url, "data=jsonl", f"data.path={data}", f"max_concurrency={WORKERS}")
     run_dir = cli.tmp_path / "edited"
-    command = [sys.executable, "-m", "judgebias.run", f"cache.dir={cli.cache_dir}", f"hydra.run.dir={run_dir}", *args]
-    process = subprocess.Popen(
-        command, cwd=cli.tmp_path, env=cli.env | KEY, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    deadline = time.monotonic() + 60
-    while judge.stats()["completions_ok"] < 8:
-        assert process.poll() is None and time.monotonic() < deadline, "the run ended before the edit"
-        time.sleep(0.002)
+    process = start(cli, run_dir.name, *args)
+    wait_for_replies(judge, process, 8)
     with data.open("a", encoding="utf-8") as file:
         file.write('{"id": "late", "question": "Q?", "a": "one more answer", "b": "two"}\n')
     _, stderr = process.communicate(timeout=60)
