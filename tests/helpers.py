@@ -4,6 +4,7 @@ HTTP servers, the CLI (as a subprocess, or its real entry point in this process)
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import io
 import json
@@ -311,6 +312,15 @@ class Result:
 
     def __repr__(self) -> str:
         return f"Result(code={self.code}, stdout={self.stdout[-2000:]!r}, stderr={self.stderr[-2000:]!r})"
+
+
+def filled(cls: type[Any], **given: Any) -> Any:
+    """An instance of a dataclass whose every field holds a value of its own, `given` ones aside (so a field left
+    out of a copy shows)."""
+    values: dict[str, Any] = {}
+    for number, spec in enumerate(dataclasses.fields(cls)):
+        values[spec.name] = given.get(spec.name, f"value-{number}")
+    return cls(**values)
 
 
 def write_items(path: Path, items: list[dict[str, Any]]) -> Path:

@@ -4,17 +4,9 @@ every field of a reply survives the cache."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 from judgebias.core.record import REPLY_OPTIONAL_FIELDS, CallResult, ItemResult, Reply, reply_problem
-
-
-def filled(cls: type[Any], **given: Any) -> Any:
-    """An instance whose every field holds a value of its own (so a field left out of a copy shows)."""
-    values: dict[str, Any] = {}
-    for number, spec in enumerate(dataclasses.fields(cls)):
-        values[spec.name] = given.get(spec.name, f"value-{number}")
-    return cls(**values)
+from tests.helpers import filled
 
 
 def test_a_call_without_its_reply_keeps_every_other_field() -> None:
