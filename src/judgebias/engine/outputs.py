@@ -117,6 +117,8 @@ def verdict_line(item: Item, row: ItemResult, *, with_calls: bool = True) -> Ver
 
 def _sample_fields(row: ItemResult) -> dict[str, Any]:
     """judge.samples > 1: every ask of each order (`samples`) and the verdict of their majority (`majority`)."""
+    if all(call.sample == 0 for call in row.calls):
+        return {}  # one ask of each order: no majority (the common case, decided without grouping the calls)
     majority = majority_verdict(row)
     groups = order_samples(row)
     if majority is None or groups is None:

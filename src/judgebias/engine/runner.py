@@ -291,9 +291,14 @@ def _summarise(
     if full.full:
         notes.append(f"the cache filled up: {full.unsent} calls were not sent; rerun after freeing space")
     notes += [note for judging in judgings for note in judging.backend.notes()]
-    live = [call for rows in judged.per_judge.values() for row in rows for call in row.calls if not call.offline]
-    if live and all(call.cached for call in live):
-        notes.append(judged.stored.note(len(live)))
+    live = cached = 0  # counted, not listed: a million items' calls
+    for rows in judged.per_judge.values():
+        for row in rows:
+            for call in row.calls:
+                live += not call.offline
+                cached += not call.offline and call.cached
+    if live and cached == live:
+        notes.append(judged.stored.note(live))
     summary = build_summary(
         config,
         judged.per_judge,
@@ -450,7 +455,7 @@ def _judge_all(
                     slots.append((current, calls))
                 current, calls = item, []
                 while slots and (len(slots) >= window or _done(slots[0][1])):
-                    failures.update(_finalise(config, *slots.popleft(), per_judge, combined, writer, progress))
+                    _finalise(config, *slots.popleft(), per_judge, combined, writer, progress, failures)
             if hit is not None:
                 imported.add(hit)
             pending = _start(
@@ -460,7 +465,7 @@ def _judge_all(
         if current is not None:
             slots.append((current, calls))
         while slots:
-            failures.update(_finalise(config, *slots.popleft(), per_judge, combined, writer, progress))
+            _finalise(config, *slots.popleft(), per_judge, combined, writer, progress, failures)
         writer.commit()
     except BaseException:
         # Ctrl-C or a fatal error: drop queued calls, let in-flight ones land in the cache, keep nothing half-written.
@@ -690,10 +695,11 @@ def _finalise(
     combined: list[ItemResult],
     writer: outputs.VerdictWriter,
     progress: Progress,
-) -> collections.Counter[str]:
-    """Parse an item's replies into verdicts, write its line, keep a slim copy for the metrics; count failures."""
+    failures: collections.Counter[str],
+) -> None:
+    """Parse an item's replies into verdicts, write its line, keep a slim copy for the metrics; count failed calls
+    into `failures` by kind."""
     by_judge: dict[str, list[CallResult]] = {}
-    failures: collections.Counter[str] = collections.Counter()
     for judging, request, pending in calls:
         backend = judging.backend
         result = _call_result(config, request, pending, offline=not backend.paid, first_token=backend.first_token)
@@ -709,7 +715,6 @@ def _finalise(
     if ensemble:
         combined.append(merged.without_replies())
     progress.advance(calls=len(calls), cached=sum(call.cached for results in by_judge.values() for call in results))
-    return failures
 
 
 def _call_result(

@@ -156,7 +156,8 @@ class Measured:
     (for the bootstrap: one run's intervals, or a paired comparison that weighs two runs' items alike)."""
 
     summary: MeasuredFigures
-    rates: Mapping[str, Rate]  # a ratio figure: per-item numerator and denominator (value = sum num / sum den)
+    rates: Mapping[str, Rate]  # a ratio figure: per-item numerator and denominator (value = sum num / sum den;
+    # both may be scaled alike to fit a byte: win_rate_consistent and win_rate_pooled count half points doubled)
     others: Mapping[str, Statistic]  # any other figure: its value under each row of a weights matrix
     groups: IntArray | None  # each row's cluster number (None: items are resampled)
     derived: Mapping[str, float | None] = dataclasses.field(default_factory=dict)  # figures summary.json does
@@ -387,22 +388,25 @@ def bradley_terry_ratings(
     # Strengths come from the debiased verdicts (a tie is half a win each, failed items skipped) by Hunter's
     # MM algorithm with one virtual tie between every pair of models (see stats.bradley_terry_batch).
     # rating = 400 * log10(strength), shifted so that the mean rating is 1000: 400 points apart = 10:1 odds.
-    played_rows = [
-        i for i, r in enumerate(results) if r.verdict != "error" and r.model_a and r.model_b and r.model_a != r.model_b
-    ]
-    rows = [results[i] for i in played_rows]
+    # Columns filled straight from the rows: a list of (model, model, score) tuples cost 100 bytes a game.
+    played = np.flatnonzero(
+        _mask(results, lambda r: r.verdict != "error" and bool(r.model_a and r.model_b) and r.model_a != r.model_b)
+    )
+    rows = None if played.size == len(results) else played
     groups = _groups(clustering, len(results))
-    game_groups = None if groups is None else stats.cluster_index(groups[played_rows])
-    games = [(r.model_a or "", r.model_b or "", WIN_SCORE[r.verdict]) for r in rows]
-    models = sorted({m for a, b, _ in games for m in (a, b)})
+    game_groups = None if groups is None else stats.cluster_index(groups[played])
+    numbers: dict[str | None, int] = {}  # each model's number in order of appearance
+    first = _picked_values(results, rows, lambda r: numbers.setdefault(r.model_a, len(numbers)), np.int64)
+    second = _picked_values(results, rows, lambda r: numbers.setdefault(r.model_b, len(numbers)), np.int64)
+    models = sorted(name or "" for name in numbers)
     if len(models) < 3:
         return []
     k = len(models)
     index = {m: i for i, m in enumerate(models)}
-    first = np.array([index[a] for a, _, _ in games], dtype=np.int64)
-    second = np.array([index[b] for _, b, _ in games], dtype=np.int64)
-    outcome = np.array([s for _, _, s in games], dtype=np.float64)
-    features, z = _style_covariates(rows)
+    renumbered = np.array([index[name or ""] for name in numbers], dtype=np.int64)  # in sorted order
+    first, second = renumbered[first], renumbered[second]
+    outcome = _picked_values(results, rows, lambda r: WIN_SCORE[r.verdict], np.float64)
+    features, z = _style_covariates(results, rows)
     controlled = any(name in FEATURES for name in features)  # else there is no formatting to control
     # Games alike in their models, outcome, covariates and cluster are alike to both fits and to the bootstrap:
     # each is fitted once, weighed by how many of them a resample draws.
@@ -411,7 +415,7 @@ def bradley_terry_ratings(
         columns.append(z)
     if game_groups is not None:
         columns.append(game_groups)
-    units = stats.units_of(columns, len(games))
+    units = stats.units_of(columns, played.size)
     one, sizes = units.first, units.sizes[None, :]
     wins = _win_tables(first[one], second[one], outcome[one], k)
     ratings = stats.elo_scale(stats.bradley_terry_batch(wins(sizes), prior=_BT_PRIOR))[0]
@@ -566,17 +570,21 @@ def _position(items: Sequence[ItemResult], scored: Mask, score: FloatArray, orde
     primacy = readable * _mask(items, lambda r: (r.call1, r.call2) in _PRIMACY)
     recency = readable * _mask(items, lambda r: (r.call1, r.call2) in _RECENCY)
 
+    flipped = two - consistent
     rates = {
         "position_consistency": (consistent, two),
-        "flip_rate": (two - consistent, two),
+        "flip_rate": (flipped, two),
         # The verdict changes with the order used alone exactly when the two calls disagree; for an
         # ensemble_results row call1/call2 are the judges' majorities, so this is the ensemble's residual.
-        "residual_flip_rate": (two - consistent, two),
+        "residual_flip_rate": (flipped, two),
         "biased_first": (first, two),
         "biased_second": (second, two),
         "preference_score": (recency.astype(np.int8) - primacy.astype(np.int8), readable),  # -1, 0 or 1
     }
-    rates["win_rate_consistent"] = (score * consistent, consistent)
+    # Twice the points over twice the items, a byte an item each: the same ratio as (score * consistent,
+    # consistent) under any weights, where the points alone took 8 bytes an item.
+    doubled = (2.0 * score).astype(np.uint8) * consistent
+    rates["win_rate_consistent"] = (doubled, 2 * consistent)
     figures.rates.update(rates)
     k, m = int(first.sum()), int(first.sum() + second.sum())
     one = orders == 1  # then the counts and the sign test are null: there is no second order to compare with
@@ -611,19 +619,36 @@ _RECENCY = frozenset({("B", "B"), ("B", "tie"), ("tie", "B")})
 
 def _pooled(items: Sequence[ItemResult], scored: Mask, figures: _Figures) -> Pooled:
     """Both orders as separate judgments: each call's item-frame preference, win 1 / tie 0.5 / loss 0."""
-    total = np.zeros(len(items))
-    count = np.zeros(len(items))
-    for i, r in enumerate(items):
-        for reply in (r.call1, translate(r.call2)):
-            outcome = preference(reply)
-            if outcome is not None and outcome != "error":
-                total[i] += WIN_SCORE[outcome]
-                count[i] += 1.0
-    figures.rates["win_rate_pooled"] = (total * scored, count * scored)
+    # Kept in a byte an item as twice each item's points over twice its judgments (exactly the same ratio, and
+    # the same figure under any weights): two float columns cost 16 bytes an item. An item's two labels have a
+    # few combinations, each scored once.
+    known: dict[tuple[str, str | None], int] = {}
+
+    def code(r: ItemResult) -> int:
+        labels = (r.call1, r.call2)
+        if (found := known.get(labels)) is None:
+            found = known[labels] = _pooled_code(*labels)
+        return found
+
+    codes = _picked_values(items, None, code, np.uint8)
+    points = (codes >> 2) * scored
+    judgments = (codes & 3) * scored
+    figures.rates["win_rate_pooled"] = (points, judgments * 2)
     return {
-        "win_rate_pooled": _point(total * scored, count * scored),
-        "win_rate_pooled_n": int(np.sum(count * scored)),
+        "win_rate_pooled": _point(*figures.rates["win_rate_pooled"]),
+        "win_rate_pooled_n": int(judgments.sum()),
     }
+
+
+def _pooled_code(call1: str, call2: str | None) -> int:
+    """One item's pooled points doubled (0-4) times 4, plus the calls that count (0-2)."""
+    doubled = counted = 0
+    for reply in (call1, translate(call2)):
+        outcome = preference(reply)
+        if outcome is not None and outcome != "error":
+            doubled += int(2 * WIN_SCORE[outcome])
+            counted += 1
+    return doubled * 4 + counted
 
 
 def _length(
@@ -662,10 +687,9 @@ def _length_controlled(
     # "equal length"; the scale only changes the slope, not the intercept. Ties are left out, so LC is on
     # the scale of decisive_win_rate (wins / (wins + losses)), not of win_rate.
     keep = np.flatnonzero(decisive)
-    fitted = [items[int(i)] for i in keep]
-    out: Length = {"length_controlled_win_rate": None, "length_controlled_n": len(fitted)}
-    x = _values(fitted, lambda r: math.log(r.words_a + 1) - math.log(r.words_b + 1))
-    y = _values(fitted, lambda r: 1.0 if r.verdict == "1" else 0.0)
+    out: Length = {"length_controlled_win_rate": None, "length_controlled_n": int(keep.size)}
+    x = _picked_values(items, keep, lambda r: math.log(r.words_a + 1) - math.log(r.words_b + 1))
+    y = _picked_values(items, keep, lambda r: 1.0 if r.verdict == "1" else 0.0)
     if keep.size < _MIN_LC_ITEMS:
         needed = f"the length-controlled win rate needs at least {_MIN_LC_ITEMS}"
         out["length_controlled_note"] = f"only {counted(keep.size, 'decisive verdict')}; {needed}"
@@ -720,10 +744,9 @@ def _style_controlled(items: Sequence[ItemResult], decisive: Mask, figures: _Fig
     # _MIN_FEATURE_ITEMS fitted items (a feature seen once would get an arbitrary coefficient). The
     # coefficients are log-odds per standard deviation: > 0 means the judge favours more of that feature.
     keep = np.flatnonzero(decisive)
-    fitted = [items[int(i)] for i in keep]
     out: StyleBias = {
         "style_controlled_win_rate": None,
-        "style_controlled_n": len(fitted),
+        "style_controlled_n": int(keep.size),
         "style_coefficients": {},
     }
     if keep.size < _MIN_SC_ITEMS:
@@ -731,7 +754,7 @@ def _style_controlled(items: Sequence[ItemResult], decisive: Mask, figures: _Fig
         out["style_controlled_note"] = f"only {counted(keep.size, 'decisive verdict')} with recorded styles; {needed}"
         out["style_controlled_identifiable"] = False
         return out
-    names, z = _style_covariates(fitted)
+    names, z = _style_covariates(items, keep)
     if not any(name in FEATURES for name in names):
         out["style_controlled_note"] = (
             f"a and b do not differ in any one formatting feature in {_MIN_FEATURE_ITEMS} or more decisive "
@@ -739,10 +762,10 @@ def _style_controlled(items: Sequence[ItemResult], decisive: Mask, figures: _Fig
         )
         out["style_controlled_identifiable"] = False
         return out
-    design = np.column_stack([np.ones(len(fitted)), z])
-    y = np.array([1.0 if r.verdict == "1" else 0.0 for r in fitted], dtype=np.float64)
+    design = np.column_stack([np.ones(keep.size), z])
+    y = _picked_values(items, keep, lambda r: 1.0 if r.verdict == "1" else 0.0)
     reason = identifiability.before_fit(design, y, names)
-    beta = stats.fit_logistic_many(design, y, np.ones((1, len(fitted))))[0]
+    beta = stats.fit_logistic_many(design, y, np.ones((1, keep.size)))[0]
     reason = reason or identifiability.after_fit(beta, names)
     out["style_controlled_identifiable"] = reason is None
     if reason is not None:
@@ -764,7 +787,8 @@ def _controlled(
 ) -> Statistic:
     """A controlled win rate as a statistic of item weights: sigmoid of the intercept `intercepts` fits on the
     rows `keep` (whose design and verdict are `design` and `y`); `fitted` marks those rows among all."""
-    columns = (_spread_out(design, keep, fitted.size), _spread_out(y, keep, fitted.size), fitted)
+    # The verdicts are 0 or 1: a byte an item (the fit reads them as floats, the same numbers).
+    columns = (_spread_out(design, keep, fitted.size), _spread_out(y, keep, fitted.size, np.uint8), fitted)
     return Statistic(functools.partial(_controlled_replicates, intercepts=intercepts, minimum=minimum), columns)
 
 
@@ -775,8 +799,10 @@ def _controlled_replicates(
     kinds = stats.kinds_of(design, y, fitted)  # rows of equal covariates and verdict enter the fit alike
     one = kinds.first
 
+    verdicts = y[one].astype(np.float64)
+
     def replicates(weights: FloatArray) -> FloatArray:
-        fits = intercepts(design[one], y[one], kinds.summed(weights) * fitted[one])
+        fits = intercepts(design[one], verdicts, kinds.summed(weights) * fitted[one])
         # A resample with too few decisive draws has no fit either: undefined, left out of the percentiles.
         enough: FloatArray = np.where(weights @ fitted >= minimum, stats.sigmoid(fits), np.nan)
         return enough
@@ -784,9 +810,11 @@ def _controlled_replicates(
     return replicates
 
 
-def _spread_out(values: FloatArray, rows: NDArray[np.int64], n: int) -> FloatArray:
+def _spread_out(
+    values: FloatArray, rows: NDArray[np.int64], n: int, dtype: type[np.generic] = np.float64
+) -> NDArray[Any]:
     """Values given for some rows, as a column of all `n` rows (0 elsewhere)."""
-    out = np.zeros((n, *values.shape[1:]), dtype=np.float64)
+    out = np.zeros((n, *values.shape[1:]), dtype=dtype)
     out[rows] = values
     return out
 
@@ -796,34 +824,52 @@ def _weighted_correlation(x: FloatArray, y: FloatArray, counted: Mask) -> Replic
     return lambda weights: stats.weighted_pearson_batch(x, y, weights * counted)
 
 
-def _style_covariates(rows: Sequence[ItemResult]) -> tuple[list[str], FloatArray]:
-    """The covariates of a style-controlled fit: their names ("length", then features) and scaled columns."""
+def _style_covariates(items: Sequence[ItemResult], rows: IntArray | None = None) -> tuple[list[str], FloatArray]:
+    """The covariates of a style-controlled fit over `rows` of `items` (None: all): their names ("length", then
+    features) and scaled columns."""
     # Shared by the style-controlled win rate and the style-controlled ratings: log ratios of a over b,
     # divided by their standard deviation; length enters when it varies, a feature when a and b differ in
     # it in at least _MIN_FEATURE_ITEMS rows.
-    # Each column filled straight into an array: a list of Python floats per feature costs 32 bytes an item.
-    columns = {"length": _values(rows, lambda r: math.log(r.words_a + 1) - math.log(r.words_b + 1))}
-    # A run holds a few distinct styles (shared objects, mostly plain text): each row's two are looked up in a
-    # table of their log counts, one pass over the rows instead of one per feature and answer.
-    index: dict[Style | None, int] = {None: 0}
-    style_a = np.fromiter((index.setdefault(r.style_a, len(index)) for r in rows), dtype=np.int64, count=len(rows))
-    style_b = np.fromiter((index.setdefault(r.style_b, len(index)) for r in rows), dtype=np.int64, count=len(rows))
-    logs = np.zeros((len(index), len(FEATURES)))
-    for style, row in index.items():
-        if style is not None:
-            logs[row] = [math.log(getattr(style, name) + 1) for name in FEATURES]
-    recorded = (style_a > 0) & (style_b > 0)
-    for j, name in enumerate(FEATURES):
-        columns[name] = np.where(recorded, logs[style_a, j] - logs[style_b, j], 0.0)
-    names, scaled = [], []
-    for name, x in columns.items():
+    names: list[str] = []
+    scaled: list[FloatArray] = []
+
+    def enter(name: str, x: FloatArray) -> None:
         differs = int(np.count_nonzero(x))
         spread = float(x.std()) if x.size else 0.0
         if spread > 0.0 and (name == "length" or differs >= _MIN_FEATURE_ITEMS):
             names.append(name)
             scaled.append(x / spread)
-    z = np.column_stack(scaled) if scaled else np.empty((len(rows), 0))
+
+    enter("length", _picked_values(items, rows, lambda r: math.log(r.words_a + 1) - math.log(r.words_b + 1)))
+    # A run holds a few distinct pairs of styles (shared objects, mostly plain text): each row's pair is numbered,
+    # and a feature's column is read from a table of the pairs' log ratios, one column at a time (a column of each
+    # feature at once, and their intermediates, held 8 bytes an item each).
+    pairs: dict[tuple[Style | None, Style | None], int] = {}
+    pair = _picked_values(items, rows, lambda r: pairs.setdefault((r.style_a, r.style_b), len(pairs)), np.int64)
+    table = np.zeros((len(pairs), len(FEATURES)))
+    for (style_a, style_b), row in pairs.items():
+        if style_a is not None and style_b is not None:
+            table[row] = _log_counts(style_a) - _log_counts(style_b)
+    for j, name in enumerate(FEATURES):
+        enter(name, table[pair, j])
+    z = np.column_stack(scaled) if scaled else np.empty((pair.size, 0))
     return names, z
+
+
+def _log_counts(style: Style) -> FloatArray:
+    """log(count + 1) of each formatting feature of an answer, in FEATURES order."""
+    return np.array([math.log(getattr(style, name) + 1) for name in FEATURES])
+
+
+def _picked_values(
+    items: Sequence[ItemResult],
+    rows: IntArray | None,
+    value: Callable[[ItemResult], float],
+    dtype: type[np.generic] = np.float64,
+) -> NDArray[Any]:
+    """value(item) for the items at `rows` (None: every item), filled straight into an array of `dtype`."""
+    picked = items if rows is None else map(items.__getitem__, rows)
+    return np.fromiter(map(value, picked), dtype=dtype, count=len(items) if rows is None else rows.size)
 
 
 def _soft(items: Sequence[ItemResult], scored: Mask, figures: _Figures, requested: bool) -> Soft:

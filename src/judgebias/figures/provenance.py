@@ -97,15 +97,29 @@ def model_of(name: str, accepted: Sequence[str]) -> str:
 
 def judge_origin(rows: Sequence[ItemResult], configured: str | None, expected: Sequence[str]) -> Origin:
     """One judge's provenance figures: answered_by, calls_foreign, mixed items, cached foreign, gateway counts."""
-    calls = [call for row in rows for call in row.calls]
-    answered = [call for call in calls if _answered(call)]
-    by = Counter(str(call.answered_by) for call in answered)
+    # One pass over the calls into counts of what tells them apart here (a run's calls name a few models and
+    # deployments): lists of a million items' calls cost more than the rows they come from.
+    seen: Counter[tuple[str, str | None, Any, int, bool]] = Counter()  # who, model, deployment, fallbacks, cached
+    fallbacks = retries = 0
+    for row in rows:
+        for call in row.calls:
+            fallbacks += bool(call.fallbacks)
+            retries += call.gateway_retries
+            if _answered(call):
+                deployment = (call.origin or {}).get("deployment")
+                seen[str(call.answered_by), call.model, deployment, call.fallbacks, call.cached] += 1
+    by: Counter[str] = Counter()
+    for key, n in seen.items():
+        by[key[0]] += n
     accepted = [name for name in (configured, *expected) if name]
     model = {name: model_of(name, accepted) for name in by}  # each answering name's model, decided once
     model.pop(GATEWAY_CACHED, None)  # a gateway's cached reply: who wrote it is not known, so it names no model
     # Decided once per distinct (model, deployment, fallbacks): a run's calls name only a few.
-    origins = Counter((call.model, (call.origin or {}).get("deployment"), call.fallbacks) for call in answered)
-    foreign = sum(n for origin, n in origins.items() if foreign_reason(*origin, configured, expected))
+    foreign = sum(
+        n
+        for (_, reported, deployment, count, _), n in seen.items()
+        if foreign_reason(reported, deployment, count, configured, expected)
+    )
     mixed_ids = [
         row.id
         for row in rows
@@ -114,9 +128,9 @@ def judge_origin(rows: Sequence[ItemResult], configured: str | None, expected: S
         and GATEWAY_CACHED not in (row.calls[0].answered_by, row.calls[1].answered_by)
         and model[str(row.calls[0].answered_by)] != model[str(row.calls[1].answered_by)]
     ]
-    known = [call for call in answered if call.answered_by != GATEWAY_CACHED]
-    fresh = {model[str(call.answered_by)] for call in known if not call.cached}
-    cached_foreign = sum(1 for call in known if call.cached and fresh and model[str(call.answered_by)] not in fresh)
+    known = [(key[0], key[4], n) for key, n in seen.items() if key[0] != GATEWAY_CACHED]  # who, cached, calls
+    fresh = {model[name] for name, cached, _ in known if not cached}
+    cached_foreign = sum(n for name, cached, n in known if cached and fresh and model[name] not in fresh)
     return {
         "answered_by": dict(by.most_common()),
         "models_answering": len(set(model.values())),
@@ -129,8 +143,8 @@ def judge_origin(rows: Sequence[ItemResult], configured: str | None, expected: S
         "items_mixed_judge": len(mixed_ids),
         "items_mixed_judge_ids": mixed_ids,
         "cached_foreign": cached_foreign,
-        "gateway_fallbacks": sum(1 for call in calls if call.fallbacks),
-        "gateway_retries": sum(call.gateway_retries for call in calls),
+        "gateway_fallbacks": fallbacks,
+        "gateway_retries": retries,
     }
 
 
