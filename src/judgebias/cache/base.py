@@ -20,8 +20,9 @@ class ReplyStore(Protocol):
         """The stored reply, or None on a miss."""
         ...
 
-    def get_many(self, keys: list[str]) -> dict[str, dict[str, Any]]:
-        """The stored replies among `keys` (misses are absent)."""
+    def get_many(self, keys: list[str], *, requests: bool = True) -> dict[str, dict[str, Any]]:
+        """The stored replies among `keys` (misses are absent); `requests=False`: without each reply's request
+        where the store can leave it out (a run's lookups: only a bundle reads it)."""
         ...
 
     def put(self, key: str, value: dict[str, Any]) -> None:

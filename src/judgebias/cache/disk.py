@@ -30,6 +30,7 @@ from typing import Any
 import diskcache
 
 from judgebias.backends.pacing import Fleet
+from judgebias.cache.values import decode_value, encode_value
 from judgebias.config.schema import CacheMode
 from judgebias.core.errors import CacheFull, UserError
 from judgebias.core.record import key_input
@@ -223,8 +224,9 @@ class ReplyCache:
                 raise
             raise self.damaged(error) from None
 
-    def get_many(self, keys: list[str]) -> dict[str, dict[str, Any]]:
-        """The cached replies among `keys` (misses are absent), in one query per few hundred keys.
+    def get_many(self, keys: list[str], *, requests: bool = True) -> dict[str, dict[str, Any]]:
+        """The cached replies among `keys` (misses are absent), in one query per few hundred keys; `requests=False`
+        leaves out each reply's request where it can (what a run's lookups do: only a bundle reads it).
 
         Reads diskcache's table directly (its schema has been stable since 5.x; pinned <6): str keys are stored
         raw, values through the Disk, so TextOnlyDisk still refuses pickles. Expiry is never set by judgebias.
@@ -233,13 +235,13 @@ class ReplyCache:
             return {}
         cache = self._open()
         try:
-            return self._looked_up(cache, keys)
+            return self._looked_up(cache, keys, requests)
         except sqlite3.DatabaseError as error:
             if isinstance(error, sqlite3.OperationalError):
                 raise
             raise self.damaged(error) from None
 
-    def _looked_up(self, cache: diskcache.Cache, keys: list[str]) -> dict[str, dict[str, Any]]:
+    def _looked_up(self, cache: diskcache.Cache, keys: list[str], requests: bool) -> dict[str, dict[str, Any]]:
         found: dict[str, dict[str, Any]] = {}
         with self._reading:
             reader = self._reader_connection()
@@ -249,7 +251,7 @@ class ReplyCache:
                 select = f"SELECT key, mode, filename, value FROM Cache WHERE raw = 1 AND key IN ({marks})"
                 for key, mode, filename, stored in reader.execute(select, chunk).fetchall():
                     try:
-                        value = self._decode(cache._disk.fetch(mode, filename, stored, False))
+                        value = decode_value(cache._disk.fetch(mode, filename, stored, False), request=requests)
                     except OSError:
                         continue  # removed by another process between the query and the read: a miss
                     if value is not None:
@@ -293,14 +295,9 @@ class ReplyCache:
 
     @staticmethod
     def _decode(text: Any) -> dict[str, Any] | None:
-        """A cached reply from its JSON text; anything else judgebias did not write is a miss."""
-        if not isinstance(text, str):
-            return None
-        try:
-            value = json.loads(text)
-        except json.JSONDecodeError:
-            return None  # not a reply judgebias wrote: a miss, so the call is made again and the value replaced
-        return value if isinstance(value, dict) else None
+        """A cached reply from its JSON text; anything else judgebias did not write is a miss (so the call is made
+        again and the value replaced)."""
+        return decode_value(text)
 
     def put(self, key: str, value: dict[str, Any]) -> None:
         """Store a reply the moment it arrives (not at the end of the run), unless the cache is off.
@@ -312,7 +309,7 @@ class ReplyCache:
         """
         if not self.mode.writes:
             return
-        text = json.dumps(value, ensure_ascii=False)
+        text = encode_value(value)
         cache = self._open()
         if self._refused is not None:
             # The database refused a reply of this process: the room the reserve freed is for the outbox, so the
@@ -411,7 +408,7 @@ class ReplyCache:
         cache = self._open()
         with self._lock, cache.transact(retry=True):
             for key, value in entries:
-                cache.set(key, json.dumps(value, ensure_ascii=False), retry=True)
+                cache.set(key, encode_value(value), retry=True)
 
     def stats(self) -> dict[str, Any]:
         """Entries and bytes on disk."""

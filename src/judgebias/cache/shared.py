@@ -15,7 +15,6 @@ message. Three things a disk cache cannot do:
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import threading
 import time
@@ -30,6 +29,7 @@ from redis.retry import Retry
 
 from judgebias.backends.pacing import Fleet, RedisQuota
 from judgebias.cache.disk import ReplyCache, checked_mode
+from judgebias.cache.values import decode_value, encode_value
 from judgebias.config.checks import ENV_VAR_NAME
 from judgebias.core.errors import CacheUnavailable, UserError
 
@@ -154,21 +154,22 @@ class RedisCache:
         """The stored reply, or None on a miss (always a miss in modes refresh and off)."""
         if not self.mode.reads:
             return None
-        return ReplyCache._decode(self._text(self._do(lambda: self.client.get(REPLY + key), "reading a reply")))
+        return decode_value(self._text(self._do(lambda: self.client.get(REPLY + key), "reading a reply")))
 
-    def get_many(self, keys: list[str]) -> dict[str, dict[str, Any]]:
-        """The stored replies among `keys` (misses are absent), one MGET per few hundred keys."""
+    def get_many(self, keys: list[str], *, requests: bool = True) -> dict[str, dict[str, Any]]:
+        """The stored replies among `keys` (misses are absent), one MGET per few hundred keys; `requests=False`
+        leaves out each reply's request where it can."""
         if not self.mode.reads or not keys:
             return {}
-        return dict(self._stored(keys))
+        return dict(self._stored(keys, requests))
 
-    def _stored(self, keys: list[str]) -> Iterator[tuple[str, dict[str, Any]]]:
+    def _stored(self, keys: list[str], requests: bool = True) -> Iterator[tuple[str, dict[str, Any]]]:
         """(key, value) for each of `keys` that holds a readable reply, in order, one MGET per few hundred keys."""
         for start in range(0, len(keys), CHUNK):
             chunk = keys[start : start + CHUNK]
             texts = self._mget(chunk)
             for key, text in zip(chunk, texts, strict=True):
-                value = ReplyCache._decode(self._text(text))
+                value = decode_value(self._text(text), request=requests)
                 if value is not None:
                     yield key, value
 
@@ -185,7 +186,7 @@ class RedisCache:
         """Store a reply the moment it arrives; if Redis is gone, keep it in the local outbox and say so."""
         if not self.mode.writes:
             return
-        text = json.dumps(value, ensure_ascii=False)
+        text = encode_value(value)
         try:
             self.client.set(REPLY + key, text)
         except redis.RedisError as error:
@@ -198,7 +199,7 @@ class RedisCache:
         for start in range(0, len(batch), CHUNK):
             pipe = self.client.pipeline(transaction=False)
             for key, value in batch[start : start + CHUNK]:
-                pipe.set(REPLY + key, json.dumps(value, ensure_ascii=False))
+                pipe.set(REPLY + key, encode_value(value))
             self._do(pipe.execute, doing)
 
     def claim(self, key: str) -> bool:
@@ -234,7 +235,7 @@ class RedisCache:
             pipe.get(REPLY + key)
             leased, text = self._do(pipe.execute, "waiting for a reply from another process")
             if not leased or time.monotonic() >= deadline:
-                return ReplyCache._decode(self._text(text))
+                return decode_value(self._text(text))
             time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
             pause = min(0.5, pause * 1.5)
 

@@ -503,7 +503,7 @@ def _looked_up(
             else None
             for judging, _, request in batch
         ]
-        hits = cache.get_many([key for key in keys if key is not None])
+        hits = cache.get_many([key for key in keys if key is not None], requests=False)
         for (judging, item, request), key in zip(batch, keys, strict=True):
             if used is not None and key is not None:
                 used.add(judging.name, key)  # recorded in the run folder, so a bundle can hold exactly this run

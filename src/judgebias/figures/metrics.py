@@ -703,7 +703,7 @@ def _length_controlled(
         )
         out["length_controlled_identifiable"] = False
         return out
-    z = x / spread
+    z = np.divide(x, spread, out=x)  # in place: the same values, one column of the decisive items less
     reason = identifiability.before_fit(np.column_stack([np.ones(z.size), z]), y, ["length"])
     b0, b1 = stats.fit_logistic(z, y) if reason is None else (0.0, 0.0)
     reason = reason or identifiability.after_fit(np.array([b0, b1]), ["length"])
