@@ -51,6 +51,22 @@ def test_a_line_holds_the_verdict_the_calls_and_the_item_fields_in_order() -> No
     assert order == list(verdict_line(ITEM, row))[:9]
 
 
+def test_a_row_kept_without_its_replies_writes_them_from_its_calls() -> None:
+    """The row a run keeps has no reply texts; its line takes raw1/raw2 from the calls it is written with."""
+    calls = [CallResult("A", "A, because it is shorter", True), CallResult("B", "B", False)]
+    kept = item_result(ITEM, calls, slim=True)
+
+    assert (None, None) == tuple(call.raw for call in kept.calls)
+    line = verdict_line(ITEM, kept, calls=calls)
+    assert ("A, because it is shorter", True, "B", False) == (
+        line["raw1"],
+        line["cached1"],
+        line["raw2"],
+        line["cached2"],
+    )
+    assert (None, None) == (verdict_line(ITEM, kept)["raw1"], verdict_line(ITEM, kept)["raw2"])
+
+
 def test_the_line_counts_the_formatting_of_each_answer() -> None:
     """style_a/style_b hold each answer's markdown feature counts, beside its length."""
     formatted = Item(id="q3", question="q", a="## Plan\n\n- **one**\n- two", b="One, then two.")

@@ -358,7 +358,7 @@ class ItemResult:
             soft=self.soft,
             style_a=self.style_a,
             style_b=self.style_b,
-            calls=_shared_calls(self.calls),
+            calls=slim_calls(self.calls),
         )
 
 
@@ -367,7 +367,7 @@ class ItemResult:
 _SLIM_TUPLES: dict[tuple[int, ...], tuple[CallResult, ...]] = {}
 
 
-def _shared_calls(calls: tuple[CallResult, ...]) -> tuple[CallResult, ...]:
+def slim_calls(calls: tuple[CallResult, ...]) -> tuple[CallResult, ...]:
     """An item's calls without their replies, as one tuple shared by every row whose slim calls are the same
     objects (an offline or cached run has a few such pairs: a million rows kept a tuple each)."""
     slim = tuple(call.without_reply() for call in calls)

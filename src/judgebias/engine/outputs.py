@@ -13,7 +13,7 @@ import json
 import os
 import platform
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sized
+from collections.abc import Callable, Iterable, Mapping, Sequence, Sized
 from pathlib import Path
 from typing import Any, cast
 
@@ -27,7 +27,7 @@ from judgebias.core.summary import DryRunEstimate, Summary
 from judgebias.core.tokens import estimate_prompt_tokens
 from judgebias.core.verdict import item_pick, item_winner
 from judgebias.figures.formatting import supported_ratings
-from judgebias.figures.metrics import majority_verdict, order_samples
+from judgebias.figures.metrics import calls_by_order, majority_verdict
 from judgebias.io.files import write_csv, write_json
 from judgebias.io.revision import git_revision
 from judgebias.io.run_dir import RunDir
@@ -53,13 +53,23 @@ class VerdictWriter:
         self.lines = 0
         self.file = self.partial.open("w", encoding="utf-8")
 
-    def write(self, item: Item, rows: dict[str, ItemResult], combined: ItemResult) -> None:
-        """One item's line: the judge's row, or the ensemble's `combined` row with every judge's calls inside."""
+    def write(
+        self,
+        item: Item,
+        rows: dict[str, ItemResult],
+        combined: ItemResult,
+        calls: Mapping[str, Sequence[CallResult]] | None = None,
+    ) -> None:
+        """One item's line: the judge's row, or the ensemble's `combined` row with every judge's calls inside.
+
+        `calls`: each judge's calls with their replies, when its row keeps them without (the rows a run keeps)."""
         if not self.ensemble:
-            line = verdict_line(item, combined)
+            line = verdict_line(item, combined, calls=None if calls is None else calls[next(iter(rows))])
         else:
             line = verdict_line(item, combined, with_calls=False)
-            line["judges"] = {name: _judge_fields(row) for name, row in rows.items()}
+            line["judges"] = {
+                name: _judge_fields(row, None if calls is None else calls[name]) for name, row in rows.items()
+            }
         if item.id in self.clusters:
             line["cluster"] = self.clusters[item.id]
         self.file.write(_LINE_ENCODER.encode(line) + "\n")
@@ -77,8 +87,11 @@ class VerdictWriter:
             self.partial.unlink(missing_ok=True)
 
 
-def verdict_line(item: Item, row: ItemResult, *, with_calls: bool = True) -> VerdictLine:
-    """The verdicts.jsonl object for one item."""
+def verdict_line(
+    item: Item, row: ItemResult, *, with_calls: bool = True, calls: Sequence[CallResult] | None = None
+) -> VerdictLine:
+    """The verdicts.jsonl object for one item; its calls' replies from `calls` when given, else from the row's."""
+    replies = row.calls if calls is None else tuple(calls)
     line: VerdictLine = {
         "id": row.id,
         "verdict": row.verdict,
@@ -88,7 +101,7 @@ def verdict_line(item: Item, row: ItemResult, *, with_calls: bool = True) -> Ver
         "consistent": row.consistent,
     }
     if with_calls:
-        line.update(cast(VerdictLine, _calls_fields(row)))  # call1/call2/consistent keep their places
+        line.update(cast(VerdictLine, _calls_fields(row, replies)))  # call1/call2/consistent keep their places
     if item.human is not None:
         line["human"] = item.human
     if item.human_votes:
@@ -111,16 +124,16 @@ def verdict_line(item: Item, row: ItemResult, *, with_calls: bool = True) -> Ver
     if row.soft is not None:
         line["soft"] = row.soft
     if with_calls:
-        line.update(cast(VerdictLine, _sample_fields(row)))
+        line.update(cast(VerdictLine, _sample_fields(row, replies)))
     return line
 
 
-def _sample_fields(row: ItemResult) -> dict[str, Any]:
+def _sample_fields(row: ItemResult, calls: tuple[CallResult, ...]) -> dict[str, Any]:
     """judge.samples > 1: every ask of each order (`samples`) and the verdict of their majority (`majority`)."""
-    if all(call.sample == 0 for call in row.calls):
+    if all(call.sample == 0 for call in calls):
         return {}  # one ask of each order: no majority (the common case, decided without grouping the calls)
     majority = majority_verdict(row)
-    groups = order_samples(row)
+    groups = calls_by_order(calls)
     if majority is None or groups is None:
         return {}
     samples = [
@@ -147,7 +160,7 @@ _NUMBERED = tuple(
 )
 
 
-def _calls_fields(row: ItemResult) -> CallFields:
+def _calls_fields(row: ItemResult, calls: tuple[CallResult, ...]) -> CallFields:
     """raw1/raw2, cached1/cached2, and errors, probabilities and random tags where present."""
     fields: dict[str, Any] = {
         "call1": row.call1,
@@ -156,7 +169,7 @@ def _calls_fields(row: ItemResult) -> CallFields:
         "pick1": item_pick(row.call1, 1),
         "pick2": item_pick(row.call2, 2),
     }
-    for (raw, cached, optional), call in zip(_NUMBERED, _padded(row.calls), strict=True):
+    for (raw, cached, optional), call in zip(_NUMBERED, _padded(calls), strict=True):
         if call is None:
             fields[raw] = fields[cached] = None
             continue
@@ -169,9 +182,9 @@ def _calls_fields(row: ItemResult) -> CallFields:
     return cast(CallFields, fields)  # the numbered keys are built in a loop; CallFields names each of them
 
 
-def _judge_fields(row: ItemResult) -> CallFields:
+def _judge_fields(row: ItemResult, calls: Sequence[CallResult] | None) -> CallFields:
     """One judge's entry in an ensemble line: its calls, then its own verdict."""
-    fields = _calls_fields(row)
+    fields = _calls_fields(row, row.calls if calls is None else tuple(calls))
     fields["verdict"] = row.verdict
     return fields
 

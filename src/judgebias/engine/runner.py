@@ -41,7 +41,7 @@ from judgebias.core.errors import (
 from judgebias.core.item import Item, shared_name
 from judgebias.core.prompt import render_messages, shown
 from judgebias.core.reading import read_reply
-from judgebias.core.record import CallResult, ItemResult, Reply, Request
+from judgebias.core.record import CallResult, ItemResult, Reply, Request, slim_calls
 from judgebias.core.redaction import public_endpoint
 from judgebias.core.style import style_of
 from judgebias.core.summary import DryRunEstimate, Summary
@@ -706,14 +706,15 @@ def _finalise(
         if result.label == "error":
             failures[result.failure or FailureKind.failed] += 1
         by_judge.setdefault(judging.name, []).append(result)
-    rows = {name: item_result(item, results) for name, results in by_judge.items()}
+    # The rows are built as the run keeps them, without the replies; the line takes the replies from the calls.
+    rows = {name: item_result(item, results, slim=True) for name, results in by_judge.items()}
     ensemble = len(rows) > 1
     (merged,) = ensemble_results({name: [row] for name, row in rows.items()}) if ensemble else rows.values()
-    writer.write(item, rows, merged)
+    writer.write(item, rows, merged, by_judge)
     for name, row in rows.items():
-        per_judge[name].append(row.without_replies())
+        per_judge[name].append(row)
     if ensemble:
-        combined.append(merged.without_replies())
+        combined.append(merged.without_replies())  # its calls as one shared tuple
     progress.advance(calls=len(calls), cached=sum(call.cached for results in by_judge.values() for call in results))
 
 
@@ -801,8 +802,9 @@ def _origin(reply: Reply) -> dict[str, Any] | None:
     return origin or None
 
 
-def item_result(item: Item, all_calls: list[CallResult]) -> ItemResult:
-    """One judge's row for one item from its one or two calls (the first sample of each order; all are kept)."""
+def item_result(item: Item, all_calls: list[CallResult], *, slim: bool = False) -> ItemResult:
+    """One judge's row for one item from its one or two calls (the first sample of each order; all are kept, without
+    their replies when `slim`: ItemResult.without_replies of the row, built once)."""
     calls = [call for call in all_calls if call.sample == 0] or all_calls
     call1 = calls[0].label
     call2 = calls[1].label if len(calls) > 1 else None
@@ -826,5 +828,5 @@ def item_result(item: Item, all_calls: list[CallResult]) -> ItemResult:
         soft=soft_preference(calls[0].probs, calls[1].probs if len(calls) > 1 else None),
         style_a=item.style_a if item.style_a is not None else style_of(item.a),
         style_b=item.style_b if item.style_b is not None else style_of(item.b),
-        calls=tuple(all_calls),
+        calls=slim_calls(tuple(all_calls)) if slim else tuple(all_calls),
     )

@@ -1004,8 +1004,13 @@ def _self_preference(
 
 def order_samples(row: ItemResult) -> list[list[CallResult]] | None:
     """The row's calls grouped by order, every sample of each (judge.samples); None for a merged ensemble row."""
+    return calls_by_order(row.calls)
+
+
+def calls_by_order(calls: Sequence[CallResult]) -> list[list[CallResult]] | None:
+    """One judge's calls of an item grouped by order, every sample of each; None when they are not one judge's."""
     groups: list[list[CallResult]] = []
-    for call in row.calls:
+    for call in calls:
         if call.sample == 0 or not groups:
             groups.append([])
         groups[-1].append(call)
@@ -1189,7 +1194,7 @@ def _mask(items: Sequence[ItemResult], test: Callable[[ItemResult], bool]) -> Ma
 def _values(items: Sequence[ItemResult], value: Callable[[ItemResult], float]) -> FloatArray:
     """value(item) per item as a float array, filled as they are computed (no list of a million numbers first:
     each number's memory is reused by the next)."""
-    return np.fromiter(map(value, items), dtype=np.float64, count=len(items))
+    return _picked_values(items, None, value)
 
 
 def _point(numerator: NDArray[Any], denominator: NDArray[Any]) -> float | None:
