@@ -29,6 +29,9 @@ class ScriptedJudge(Backend):
         check_judge(config)  # the strategy and its bias, also when built outside a run
         self.config = config
         self.rubric = rubric
+        self._model = f"scripted:{config.strategy}"
+        # Each label's reply, phrased once: a run asks for a few labels, a million times.
+        self._texts: dict[str, str] = {}
 
     def choose(self, request: Request) -> str:
         """The positional choice by the scripted rule: "A" (first shown), "B" (second shown) or "tie"."""
@@ -55,8 +58,10 @@ class ScriptedJudge(Backend):
     def complete(self, request: Request, meter: AttemptMeter | None = None) -> Reply:
         """The rubric's reply for the scripted choice, in the words offered for it."""
         label = request.view.label_of(self.choose(request), self.rubric.tie_label)
-        text = format_reply(self.rubric, label)
-        return Reply(text=text, model=f"scripted:{self.config.strategy}")  # no tokens: nothing was generated or billed
+        text = self._texts.get(label)
+        if text is None:
+            text = self._texts[label] = format_reply(self.rubric, label)
+        return Reply(text=text, model=self._model)  # no tokens: nothing was generated or billed
 
 
 def _ask(request: Request) -> str:

@@ -20,10 +20,14 @@ POSITIONAL_LABELS: tuple[str, ...] = ("A", "B", "tie", "invalid", "error")
 WIN_SCORE: dict[str, float] = {"1": 1.0, "tie": 0.5, "2": 0.0}  # the win rate's weights: win, tie, loss of ans1
 
 
+_SWAPPED = {"A": "B", "B": "A"}
+_SIDE = {"A": "a", "B": "b"}
+
+
 def translate(call2: str | None) -> str | None:
     """Map a reply given with the answers swapped back to the original frame ("A" <-> "B")."""
     # In call2 ans2 is shown first, so "A" there means ans2 was preferred: in the original frame that is "B".
-    return {"A": "B", "B": "A"}.get(call2, call2) if call2 is not None else None
+    return _SWAPPED.get(call2, call2) if call2 is not None else None
 
 
 def preference(call1_frame: str | None) -> Outcome | None:
@@ -50,7 +54,7 @@ def item_pick(call: str | None, order: int) -> str | None:
     if call is None:
         return None
     frame = call if order == 1 else translate(call)
-    return {"A": "a", "B": "b"}.get(frame or "", frame)
+    return _SIDE.get(frame or "", frame)
 
 
 def item_winner(verdict: str) -> str:

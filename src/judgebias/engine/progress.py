@@ -27,8 +27,10 @@ class Progress:
         self.done += 1
         self.cached += cached
         self.live += calls - cached
+        if not self.enabled:
+            return
         now = time.monotonic()
-        if self.enabled and (now - self.drawn > 0.2 or self.done == self.total):
+        if now - self.drawn > 0.2 or self.done == self.total:
             self.drawn = now
             self._draw(now)
 

@@ -798,7 +798,7 @@ ORIGIN_FIELDS = (
 
 def _origin(reply: Reply) -> dict[str, Any] | None:
     """What the server reported of a reply's origin beyond its model (verdicts.jsonl's origin1/origin2)."""
-    origin = {name: getattr(reply, name) for name in ORIGIN_FIELDS if getattr(reply, name)}
+    origin = {name: value for name in ORIGIN_FIELDS if (value := getattr(reply, name))}
     return origin or None
 
 
