@@ -1,8 +1,9 @@
 """The run's items, read from the data file twice, so that a run never holds the text of every item at once.
 
 The first reading checks every line (each problem named at once, before any call), applies data.limit, and keeps
-of each item only what is decided before judging starts: its id and the fields the replay filter and the
-clustering read, the answers dropped. Each later reading (the batch pre-pass, the judging) streams the items
+of each item only what is decided before judging starts: its id (the replay filter reads it) and its value of the
+field the bootstrap clusters by, nothing else (an object per item cost more than the rest of the check). Each
+later reading (the batch pre-pass, the judging) streams the items
 again, normalised as configured, and stops with one line if the file is no longer the one the first reading
 checked. A data file that cannot be read twice (a pipe) is held in memory instead.
 """
@@ -16,17 +17,13 @@ import os
 import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 from judgebias.config.schema import Config
 from judgebias.core.errors import UserError
 from judgebias.core.item import Item
+from judgebias.figures.clustering import Clustering, cluster_field, clustering_of, field_value
 from judgebias.io.dataset import normalize_item, read_items, resolve_path
 from judgebias.io.tokenizer import WORDS, Tokenizer, load_tokenizer
-
-# The fields beyond the known ones of every stub without any: one object, read only (a stub is never changed), where
-# a million items each kept an empty dict of its own.
-_NO_EXTRA: dict[str, Any] = {}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -48,7 +45,8 @@ class _Stamp:
 
 
 class RunItems:
-    """The items a run judges, in order: `stubs` (answers dropped) until judging starts, then read again.
+    """The items a run judges, in order: their ids (and values of the clustering's field) until judging starts,
+    then read again.
 
     Iterating yields full Items, normalised and cut as data.normalize says; `len()` is their number."""
 
@@ -58,39 +56,56 @@ class RunItems:
         self._config = config
         self._stamp = _Stamp.of(self.path)  # None: read once and held (a missing file: read_items names it)
         held: list[Item] | None = [] if self._stamp is None else None
-        keep_question = config.bootstrap.cluster == "question"  # the only text a stub is asked for
-        stubs: list[Item] = []
+        field = cluster_field(config.bootstrap.cluster)
+        ids: list[str] = []
+        values: list[object] = []  # each item's value of `field` (None: the item has none)
+        extra_fields: set[str] = set()  # named when `field` is in no item
         for item in read_items(self.path):
-            if data.limit is not None and len(stubs) >= data.limit:
+            if data.limit is not None and len(ids) >= data.limit:
                 continue  # the rest of the file is still checked
             if held is not None:
                 held.append(item)
-            question = item.question if keep_question else ""
-            stubs.append(item.with_text(question, "", "", item.style_a, item.style_b, item.extra or _NO_EXTRA))
-        self.stubs: list[Item] | None = stubs
+            ids.append(item.id)
+            if field is not None:
+                values.append(field_value(item, field))
+                if item.extra:
+                    extra_fields.update(item.extra)
+        self.ids: list[str] | None = ids
+        self._values: list[object] | None = values if field is not None else None
+        self._extra_fields = extra_fields
         self._held = held
-        self._ids = array.array("q", (hash(stub.id) for stub in stubs))
+        self._ids = array.array("q", map(hash, ids))
         self._tokenizer = self._load_tokenizer()
 
     def __len__(self) -> int:
         return len(self._ids)
 
     def retain(self, keep: Callable[[Item], bool]) -> int:
-        """Keep only the items whose stub `keep` accepts (a replay judge's recorded items); how many went."""
-        assert self.stubs is not None, "the stubs are released once judging starts"
-        before = len(self.stubs)
-        self.stubs = [stub for stub in self.stubs if keep(stub)]
-        if len(self.stubs) == before:
+        """Keep only the items `keep` accepts, asked of each item's id alone (a replay judge's recorded items: the
+        other fields of the Item it is given are empty); how many went."""
+        assert self.ids is not None, "the ids are released once judging starts"
+        kept = [i for i, item_id in enumerate(self.ids) if keep(Item(item_id, "", "", ""))]
+        before = len(self.ids)
+        if len(kept) == before:
             return 0
+        self.ids = [self.ids[i] for i in kept]
+        if self._values is not None:
+            self._values = [self._values[i] for i in kept]
         if self._held is not None:
-            kept = {stub.id for stub in self.stubs}
-            self._held = [item for item in self._held if item.id in kept]
-        self._ids = array.array("q", (hash(stub.id) for stub in self.stubs))
-        return before - len(self.stubs)
+            self._held = [self._held[i] for i in kept]
+        self._ids = array.array("q", map(hash, self.ids))
+        return before - len(self.ids)
+
+    def clustering(self) -> Clustering | None:
+        """The run's clustering (bootstrap.cluster) of the items kept; a field no item has stops the run here."""
+        assert self.ids is not None, "the ids are released once judging starts"
+        if self._values is None:
+            return None
+        return clustering_of(self._config.bootstrap.cluster, self.ids, self._values, self._extra_fields)
 
     def release_stubs(self) -> None:
-        """Judging starts: what the stubs told is known (the filter, the clusters); their memory goes."""
-        self.stubs = None
+        """Judging starts: what the check kept (the filter's ids, the clusters' values) is known; its memory goes."""
+        self.ids = self._values = None
 
     def __iter__(self) -> Iterator[Item]:
         if self._held is not None:

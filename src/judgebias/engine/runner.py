@@ -50,9 +50,10 @@ from judgebias.engine import outputs
 from judgebias.engine.budget import Budget, Meter, Spend, UnusedAttempts, charged, metered, worst_case
 from judgebias.engine.items import RunItems
 from judgebias.engine.progress import Progress
-from judgebias.figures.clustering import Clustering, resolve_clustering
+from judgebias.figures.clustering import Clustering
 from judgebias.figures.metrics import ensemble_results, soft_preference
 from judgebias.figures.provenance import foreign_reason, judge_origin, routed_elsewhere
+from judgebias.figures.rows import Rows
 from judgebias.figures.summary import build_summary, ratings_for
 from judgebias.io.dataset import resolve_path
 from judgebias.io.files import write_json
@@ -166,9 +167,8 @@ def run_experiment(
     run = run_dir if isinstance(run_dir, RunDir) else RunDir(run_dir)
     check_settings(config)
     items, judgings, notes = _judges_and_items(config)
-    assert items.stubs is not None
-    clustering = resolve_clustering(items.stubs, config.bootstrap.cluster)  # a wrong field stops the run here
-    clusters = clustering.values_by_id([stub.id for stub in items.stubs]) if clustering else None
+    clustering = items.clustering()  # a wrong field stops the run here
+    clusters = clustering.values_by_id(items.ids or []) if clustering else None
     items.release_stubs()
     for note in notes:
         echo(f"note: {note}")
@@ -223,8 +223,8 @@ def _judges_and_items(config: Config) -> tuple[RunItems, list[Judging], list[str
 class _Judged:
     """What judging every item left for the summary: the rows, and the counts kept on the way."""
 
-    per_judge: dict[str, list[ItemResult]]
-    combined: list[ItemResult]
+    per_judge: dict[str, Rows]
+    combined: Rows
     failed_by_kind: collections.Counter[str]
     elapsed: float
     batches: list[dict[str, Any]]
@@ -291,12 +291,12 @@ def _summarise(
     if full.full:
         notes.append(f"the cache filled up: {full.unsent} calls were not sent; rerun after freeing space")
     notes += [note for judging in judgings for note in judging.backend.notes()]
-    live = cached = 0  # counted, not listed: a million items' calls
+    live = cached = 0  # counted once per kind of row, not listed: a million items' calls
     for rows in judged.per_judge.values():
-        for row in rows:
-            for call in row.calls:
-                live += not call.offline
-                cached += not call.offline and call.cached
+        for kind, times in rows.counted():
+            for call in kind.calls:
+                live += times * (not call.offline)
+                cached += times * (not call.offline and call.cached)
     if live and cached == live:
         notes.append(judged.stored.note(live))
     summary = build_summary(
@@ -394,12 +394,12 @@ def _orders(backend: Backend, item: Item) -> tuple[int, ...]:
 GATEWAY_ORIGIN = frozenset({"deployment", "deployment_id", "api_base"})  # origin fields only a gateway reports
 
 
-def _through_a_gateway(rows: Sequence[ItemResult]) -> bool:
+def _through_a_gateway(rows: Rows) -> bool:
     """Whether a reply of these rows (sent now or cached) named a gateway's deployment."""
-    return any(GATEWAY_ORIGIN & (call.origin or {}).keys() for row in rows for call in row.calls)
+    return any(GATEWAY_ORIGIN & (call.origin or {}).keys() for kind in rows.kinds for call in kind.calls)
 
 
-def _routed_elsewhere(judgings: Sequence[Judging], per_judge: Mapping[str, list[ItemResult]]) -> dict[str, Any] | None:
+def _routed_elsewhere(judgings: Sequence[Judging], per_judge: Mapping[str, Rows]) -> dict[str, Any] | None:
     """For each judge whose calls a name nobody declared answered through a gateway, whether its model is one the
     gateway itself serves (its model list, asked once now): then the gateway routed the run elsewhere (an
     alias shadowing it)."""
@@ -424,7 +424,7 @@ def _judge_all(
     batched: AbstractSet[str] = frozenset(),
     stored: StoredTimes | None = None,
     spending: _Spending | None = None,
-) -> tuple[dict[str, list[ItemResult]], list[ItemResult], collections.Counter[str]]:
+) -> tuple[dict[str, Rows], Rows, collections.Counter[str]]:
     """Run every call, finalise items in order as their calls complete, stream verdicts to disk.
 
     Returns each judge's rows, the run's combined rows (the ensemble's merge, made once per item as it is
@@ -432,8 +432,8 @@ def _judge_all(
     of the cached replies used.
     """
     config, judgings, items, cache, run, used = job.config, job.judgings, job.items, job.cache, job.run, job.used
-    per_judge: dict[str, list[ItemResult]] = {j.name: [] for j in judgings}
-    combined: list[ItemResult] = [] if len(judgings) > 1 else per_judge[judgings[0].name]
+    per_judge: dict[str, Rows] = {j.name: Rows() for j in judgings}
+    combined = Rows() if len(judgings) > 1 else per_judge[judgings[0].name]
     window = max(64, 8 * config.max_concurrency)  # items in flight: enough to keep every worker busy
     progress = Progress(len(items), config.progress, judgings)
     inflight: dict[str, Pending] = {}
@@ -691,8 +691,8 @@ def _finalise(
     config: Config,
     item: Item,
     calls: list[tuple[Judging, Request, Pending]],
-    per_judge: dict[str, list[ItemResult]],
-    combined: list[ItemResult],
+    per_judge: dict[str, Rows],
+    combined: Rows,
     writer: outputs.VerdictWriter,
     progress: Progress,
     failures: collections.Counter[str],

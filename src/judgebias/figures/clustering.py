@@ -5,7 +5,7 @@ Pure: reads items, returns each item's cluster label. The draw itself is stats.u
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from judgebias.core.errors import UserError
@@ -36,27 +36,40 @@ class Clustering:
         return {item_id: label[1] for item_id, label in pairs if isinstance(label, tuple) and label[0] == "value"}
 
 
-def resolve_clustering(items: Sequence[Item], setting: str | None) -> Clustering | None:
-    """The run's clustering: `auto` = question_id when a value of it repeats, a named field, or None (by item)."""
+def cluster_field(setting: str | None) -> str | None:
+    """The item field `bootstrap.cluster` reads (auto: question_id), or None when the bootstrap resamples items."""
     if setting is None or setting.lower() in OFF:
         return None
-    field = AUTO_FIELD if setting == AUTO else setting
-    values = [_value(item, field) for item in items]
+    return AUTO_FIELD if setting == AUTO else setting
+
+
+def resolve_clustering(items: Sequence[Item], setting: str | None) -> Clustering | None:
+    """The run's clustering: `auto` = question_id when a value of it repeats, a named field, or None (by item)."""
+    field = cluster_field(setting)
+    if field is None:
+        return None
+    known = {key for item in items for key in item.extra}
+    return clustering_of(setting, [item.id for item in items], [field_value(item, field) for item in items], known)
+
+
+def clustering_of(
+    setting: str | None, ids: Sequence[str], values: Sequence[object], extra_fields: Iterable[str]
+) -> Clustering | None:
+    """The clustering `setting` gives items of these ids whose values of its field are `values` (`extra_fields`: the
+    dataset's fields beyond the known ones, named when the field is found in no item)."""
+    field = cluster_field(setting)
+    if field is None:
+        return None
     if setting == AUTO:
         present = [value for value in values if value is not None]
-        return _clustering(items, field, values) if len(set(present)) < len(present) else None
-    if items and all(value is None for value in values):
-        known = sorted({*_ITEM_FIELDS, *(key for item in items for key in item.extra)})
+        return Clustering(field, cluster_labels(ids, values)) if len(set(present)) < len(present) else None
+    if ids and all(value is None for value in values):
+        known = sorted({*_ITEM_FIELDS, *extra_fields})
         raise UserError(
             f"bootstrap.cluster={setting!r}: no item has a field {setting!r}; use one of {', '.join(known)}, "
             f"or bootstrap.cluster=auto ({AUTO_FIELD} when it repeats) or bootstrap.cluster=none (by item)"
         )
-    return _clustering(items, field, values)
-
-
-def _clustering(items: Sequence[Item], field: str, values: list[object]) -> Clustering:
-    """The clustering by `field` of the items whose values of it are `values`."""
-    return Clustering(field, cluster_labels([item.id for item in items], values))
+    return Clustering(field, cluster_labels(ids, values))
 
 
 def cluster_labels(ids: Sequence[str], values: Sequence[object]) -> tuple[object, ...]:
@@ -67,7 +80,7 @@ def cluster_labels(ids: Sequence[str], values: Sequence[object]) -> tuple[object
     )
 
 
-def _value(item: Item, field: str) -> object:
+def field_value(item: Item, field: str) -> object:
     """The item's value of `field`: a core field, else a dataset field kept in `extra` (None when absent)."""
     if field in _ITEM_FIELDS:
         value: object = getattr(item, field)

@@ -46,6 +46,7 @@ from judgebias.figures import identifiability, stats
 from judgebias.figures.calibration import calibrate
 from judgebias.figures.clustering import Clustering
 from judgebias.figures.formatting import counted
+from judgebias.figures.rows import RowKind, Rows
 from judgebias.figures.stats import FloatArray
 
 Label = TypeVar("Label", bound=str)  # a positional label or an item-frame verdict, whichever a majority counts
@@ -214,8 +215,9 @@ def summarize(
 
     With `clustering` (one label per row) every interval resamples clusters, not items.
     """
+    rows = Rows.of(results)
     measured = measure(
-        results,
+        rows,
         resamples=resamples,
         seed=seed,
         agreement_threshold=agreement_threshold,
@@ -223,10 +225,10 @@ def summarize(
         logprobs_requested=logprobs_requested,
         clustering=clustering,
     )
-    intervals = _intervals(len(results), resamples, seed, measured)
+    intervals = _intervals(len(rows), resamples, seed, measured)
     drawn: Intervals = {
         "ci": intervals,
-        "ci_degenerate": _degenerate(results, measured, intervals),
+        "ci_degenerate": _degenerate(rows, measured, intervals),
         "bootstrap_resamples": resamples,
         "bootstrap_seed": seed,
         **_cluster_fields(clustering, measured.groups),
@@ -248,12 +250,12 @@ def measure(
     intervals, computed here)."""
     if resamples < 0:
         raise ValueError(f"resamples must be >= 0, got {resamples}")
-    items = list(results)
+    items = Rows.of(results)
     n = len(items)
     scored = _mask(items, lambda r: r.verdict != "error")
     score = _values(items, lambda r: WIN_SCORE.get(r.verdict, 0.0)) * scored
     decisive = _mask(items, lambda r: r.verdict in ("1", "2"))
-    orders = 1 if n and all(r.call2 is None for r in items) else 2
+    orders = 1 if n and all(r.call2 is None for r in items.kinds) else 2
     figures = _Figures(rates=_Rates(), others={})
     groups = _groups(clustering, n)
 
@@ -274,19 +276,19 @@ def measure(
         "decisive_win_rate": _point(*figures.rates["decisive_win_rate"]),
     }
     votes: HumanVotes = {}
-    if any(r.human_votes for r in items):
+    if any(r.human_votes for r in items.kinds):
         votes = _human_votes(items, scored, figures)
         if (calibration := calibrate(items, resamples=resamples, seed=seed, groups=groups)) is not None:
             votes["calibration"] = calibration
     labels: HumanLabels = {}
-    if any(r.human is not None for r in items):
+    if any(r.human is not None for r in items.kinds):
         ceiling = votes.get("human_human_agreement")  # the human ceiling, when two people labelled an item
         labels = _human_labels(items, scored, agreement_threshold, figures, ceiling)
     repetition: Repetition = {}
-    if any(call.sample > 0 for r in items for call in r.calls):
+    if any(call.sample > 0 for r in items.kinds for call in r.calls):
         repetition = _samples(items, figures)
     own_family: OwnFamily = {}
-    if judge_family is not None and any(r.model_a or r.model_b for r in items):
+    if judge_family is not None and any(r.model_a or r.model_b for r in items.kinds):
         own_family["self_preference"] = _self_preference(items, scored, score, judge_family, figures)
     summary: MeasuredFigures = {
         **counts,
@@ -389,24 +391,24 @@ def bradley_terry_ratings(
     # MM algorithm with one virtual tie between every pair of models (see stats.bradley_terry_batch).
     # rating = 400 * log10(strength), shifted so that the mean rating is 1000: 400 points apart = 10:1 odds.
     # Columns filled straight from the rows: a list of (model, model, score) tuples cost 100 bytes a game.
-    played = np.flatnonzero(
-        _mask(results, lambda r: r.verdict != "error" and bool(r.model_a and r.model_b) and r.model_a != r.model_b)
-    )
-    rows = None if played.size == len(results) else played
-    groups = _groups(clustering, len(results))
+    items = Rows.of(results)
+
+    def is_game(r: RowKind) -> bool:
+        return r.verdict != "error" and bool(r.model_a and r.model_b) and r.model_a != r.model_b
+
+    played = np.flatnonzero(_mask(items, is_game))
+    rows = None if played.size == len(items) else played
+    groups = _groups(clustering, len(items))
     game_groups = None if groups is None else stats.cluster_index(groups[played])
-    numbers: dict[str | None, int] = {}  # each model's number in order of appearance
-    first = _picked_values(results, rows, lambda r: numbers.setdefault(r.model_a, len(numbers)), np.int64)
-    second = _picked_values(results, rows, lambda r: numbers.setdefault(r.model_b, len(numbers)), np.int64)
-    models = sorted(name or "" for name in numbers)
+    models = sorted({str(name) for r in items.kinds if is_game(r) for name in (r.model_a, r.model_b)})
     if len(models) < 3:
         return []
     k = len(models)
     index = {m: i for i, m in enumerate(models)}
-    renumbered = np.array([index[name or ""] for name in numbers], dtype=np.int64)  # in sorted order
-    first, second = renumbered[first], renumbered[second]
-    outcome = _picked_values(results, rows, lambda r: WIN_SCORE[r.verdict], np.float64)
-    features, z = _style_covariates(results, rows)
+    first = _picked_values(items, rows, lambda r: index.get(str(r.model_a), 0), np.int64)
+    second = _picked_values(items, rows, lambda r: index.get(str(r.model_b), 0), np.int64)
+    outcome = _picked_values(items, rows, lambda r: WIN_SCORE.get(r.verdict, 0.0), np.float64)
+    features, z = _style_covariates(items, rows)
     controlled = any(name in FEATURES for name in features)  # else there is no formatting to control
     # Games alike in their models, outcome, covariates and cluster are alike to both fits and to the bootstrap:
     # each is fitted once, weighed by how many of them a resample draws.
@@ -497,45 +499,45 @@ class _StyleControlledRatings:
 # --- the sections of the summary -------------------------------------------------------------------------
 
 
-def _call_counts(items: Sequence[ItemResult]) -> CallCounts:
-    """Error, invalid, call, cache and token counts (every item, scored or not), in one pass that keeps no list of
-    the run's calls (for a million items those lists cost more than the rows themselves)."""
+def _call_counts(items: Rows) -> CallCounts:
+    """Error, invalid, call, cache and token counts (every item, scored or not), counted once per kind of row and
+    multiplied by its rows (no list of the run's calls: for a million items it cost more than the rows)."""
     total = errors = unread = cached = offline = live = invalid = no_verdict = prompt = completion = 0
     n_errors = errors_call1 = errors_call2 = 0
     with_calls = False
     outcomes: Counter[str] = Counter()
-    for r in items:
+    for r, times in items.counted():
         first_failed, second_failed = r.call1 == "error", r.call2 == "error"
-        n_errors += r.verdict == "error" or first_failed or second_failed
-        errors_call1 += first_failed
-        errors_call2 += second_failed
+        n_errors += times * (r.verdict == "error" or first_failed or second_failed)
+        errors_call1 += times * first_failed
+        errors_call2 += times * second_failed
         if not r.calls:  # a row without its calls: its positional labels are all that is known
             for label in _positional(r):
-                total += 1
-                errors += label == "error"
-                unread += label == "invalid"
+                total += times
+                errors += times * (label == "error")
+                unread += times * (label == "invalid")
             continue
         with_calls = True
         for c in r.calls:
-            total += 1
+            total += times
             label, outcome = c.label, c.outcome
             if label == "error":
-                errors += 1
+                errors += times
             else:
                 if c.cached:
-                    cached += 1
+                    cached += times
                 elif c.offline:
-                    offline += 1
+                    offline += times
                 else:
-                    live += 1  # a request an endpoint answered in this run
-                no_verdict += outcome is not None
+                    live += times  # a request an endpoint answered in this run
+                no_verdict += times * (outcome is not None)
             if label == "invalid":
-                unread += 1
-                invalid += outcome is None  # a verdict-shaped reply the parser could not read
+                unread += times
+                invalid += times * (outcome is None)  # a verdict-shaped reply the parser could not read
             if outcome is not None:  # a reply with no verdict at all
-                outcomes[outcome] += 1
-            prompt += c.prompt_tokens
-            completion += c.completion_tokens
+                outcomes[outcome] += times
+            prompt += times * c.prompt_tokens
+            completion += times * c.completion_tokens
     answered = total - errors
     return {
         "n_errors": n_errors,
@@ -554,7 +556,7 @@ def _call_counts(items: Sequence[ItemResult]) -> CallCounts:
     }
 
 
-def _position(items: Sequence[ItemResult], scored: Mask, score: FloatArray, orders: int, figures: _Figures) -> Position:
+def _position(items: Rows, scored: Mask, score: FloatArray, orders: int, figures: _Figures) -> Position:
     """Position consistency, flip rates, first/second-position bias, the sign test, the preference score."""
     two = scored * _mask(items, lambda r: r.call2 is not None)
     consistent = two * _mask(items, lambda r: r.consistent is True)
@@ -617,14 +619,14 @@ _PRIMACY = frozenset({("A", "A"), ("A", "tie"), ("tie", "A")})
 _RECENCY = frozenset({("B", "B"), ("B", "tie"), ("tie", "B")})
 
 
-def _pooled(items: Sequence[ItemResult], scored: Mask, figures: _Figures) -> Pooled:
+def _pooled(items: Rows, scored: Mask, figures: _Figures) -> Pooled:
     """Both orders as separate judgments: each call's item-frame preference, win 1 / tie 0.5 / loss 0."""
     # Kept in a byte an item as twice each item's points over twice its judgments (exactly the same ratio, and
     # the same figure under any weights): two float columns cost 16 bytes an item. An item's two labels have a
     # few combinations, each scored once.
     known: dict[tuple[str, str | None], int] = {}
 
-    def code(r: ItemResult) -> int:
+    def code(r: RowKind) -> int:
         labels = (r.call1, r.call2)
         if (found := known.get(labels)) is None:
             found = known[labels] = _pooled_code(*labels)
@@ -652,14 +654,14 @@ def _pooled_code(call1: str, call2: str | None) -> int:
 
 
 def _length(
-    items: Sequence[ItemResult],
+    items: Rows,
     scored: Mask,
     score: FloatArray,
     decisive: Mask,
     figures: _Figures,
 ) -> Length:
     """Length bias: P(longer answer wins), length-verdict correlation, the length-controlled win rate."""
-    chars = _values(items, lambda r: r.chars_a - r.chars_b)
+    chars = (items.column("chars_a") - items.column("chars_b")).astype(np.float64)
     differs = decisive * (chars != 0)
     longer_won = differs * ((chars > 0) == (score > 0.5))
     figures.rates["longer_wins"] = (longer_won, differs)
@@ -668,14 +670,14 @@ def _length(
     out["length_verdict_corr"] = stats.pearson(chars[keep], score[keep])
     if out["length_verdict_corr"] is not None:
         figures.others["length_verdict_corr"] = Statistic(_weighted_correlation, (chars, score, scored))
-    if not any(r.chars_a or r.chars_b or r.words_a or r.words_b for r in items):
+    if not items.any_column("chars_a", "chars_b", "words_a", "words_b"):
         out["length_note"] = NO_LENGTH_NOTE
     out.update(_length_controlled(items, decisive, figures))
     return out
 
 
 def _length_controlled(
-    items: Sequence[ItemResult],
+    items: Rows,
     decisive: Mask,
     figures: _Figures,
 ) -> Length:
@@ -688,7 +690,7 @@ def _length_controlled(
     # the scale of decisive_win_rate (wins / (wins + losses)), not of win_rate.
     keep = np.flatnonzero(decisive)
     out: Length = {"length_controlled_win_rate": None, "length_controlled_n": int(keep.size)}
-    x = _picked_values(items, keep, lambda r: math.log(r.words_a + 1) - math.log(r.words_b + 1))
+    x = items.log_ratio("words_a", "words_b")[keep]
     y = _picked_values(items, keep, lambda r: 1.0 if r.verdict == "1" else 0.0)
     if keep.size < _MIN_LC_ITEMS:
         needed = f"the length-controlled win rate needs at least {_MIN_LC_ITEMS}"
@@ -718,7 +720,7 @@ def _length_controlled(
     return out
 
 
-def _style(items: Sequence[ItemResult], score: FloatArray, decisive: Mask, figures: _Figures) -> StyleBias:
+def _style(items: Rows, score: FloatArray, decisive: Mask, figures: _Figures) -> StyleBias:
     """Style bias: P(more formatted answer wins), the style-controlled win rate, the judge's style coefficients."""
     # "More formatted" = more markdown features in all (Style.total); items whose answers carry as many
     # features each, or whose styles were not recorded, are left out of styled_wins.
@@ -734,7 +736,7 @@ def _style(items: Sequence[ItemResult], score: FloatArray, decisive: Mask, figur
     return out
 
 
-def _style_controlled(items: Sequence[ItemResult], decisive: Mask, figures: _Figures) -> StyleBias:
+def _style_controlled(items: Rows, decisive: Mask, figures: _Figures) -> StyleBias:
     """The win rate at equal length and formatting from one logistic fit of the decisive verdicts."""
     # The length-controlled model with the style features added (after Arena-Hard-Auto's style control):
     # logit P(a wins) = b0 + b_length * z_length + sum_f b_f * z_f, where each z is a log ratio
@@ -824,7 +826,7 @@ def _weighted_correlation(x: FloatArray, y: FloatArray, counted: Mask) -> Replic
     return lambda weights: stats.weighted_pearson_batch(x, y, weights * counted)
 
 
-def _style_covariates(items: Sequence[ItemResult], rows: IntArray | None = None) -> tuple[list[str], FloatArray]:
+def _style_covariates(items: Rows, rows: IntArray | None = None) -> tuple[list[str], FloatArray]:
     """The covariates of a style-controlled fit over `rows` of `items` (None: all): their names ("length", then
     features) and scaled columns."""
     # Shared by the style-controlled win rate and the style-controlled ratings: log ratios of a over b,
@@ -840,7 +842,8 @@ def _style_covariates(items: Sequence[ItemResult], rows: IntArray | None = None)
             names.append(name)
             scaled.append(x / spread)
 
-    enter("length", _picked_values(items, rows, lambda r: math.log(r.words_a + 1) - math.log(r.words_b + 1)))
+    lengths = items.log_ratio("words_a", "words_b")
+    enter("length", lengths if rows is None else lengths[rows])
     # A run holds a few distinct pairs of styles (shared objects, mostly plain text): each row's pair is numbered,
     # and a feature's column is read from a table of the pairs' log ratios, one column at a time (a column of each
     # feature at once, and their intermediates, held 8 bytes an item each).
@@ -862,20 +865,22 @@ def _log_counts(style: Style) -> FloatArray:
 
 
 def _picked_values(
-    items: Sequence[ItemResult],
+    items: Rows,
     rows: IntArray | None,
-    value: Callable[[ItemResult], float],
+    value: Callable[[RowKind], float],
     dtype: type[np.generic] = np.float64,
 ) -> NDArray[Any]:
-    """value(item) for the items at `rows` (None: every item), filled straight into an array of `dtype`."""
-    picked = items if rows is None else map(items.__getitem__, rows)
-    return np.fromiter(map(value, picked), dtype=dtype, count=len(items) if rows is None else rows.size)
+    """value(kind) for the items at `rows` (None: every item), computed once per kind of row."""
+    values = items.per_kind(value, dtype)
+    return values if rows is None else values[rows]
 
 
-def _soft(items: Sequence[ItemResult], scored: Mask, figures: _Figures, requested: bool) -> Soft:
+def _soft(items: Rows, scored: Mask, figures: _Figures, requested: bool) -> Soft:
     """Mean soft preference (P(a preferred) from log-probabilities) over the items that have one."""
-    has = scored * _mask(items, lambda r: r.soft is not None)
-    values = _values(items, lambda r: r.soft if r.soft is not None else 0.0) * has
+    soft = items.soft()
+    present = ~np.isnan(soft)
+    has = scored * present.astype(np.uint8)
+    values = np.where(present, soft, 0.0) * has
     figures.rates["soft_win_rate"] = (values, has)
     out: Soft = {"soft_win_rate": _point(values, has), "soft_n": int(has.sum())}
     if out["soft_win_rate"] is None and requested:  # no note when nobody asked for log-probabilities
@@ -883,9 +888,7 @@ def _soft(items: Sequence[ItemResult], scored: Mask, figures: _Figures, requeste
     return out
 
 
-def _human_labels(
-    items: Sequence[ItemResult], scored: Mask, threshold: float, figures: _Figures, ceiling: float | None
-) -> HumanLabels:
+def _human_labels(items: Rows, scored: Mask, threshold: float, figures: _Figures, ceiling: float | None) -> HumanLabels:
     """Agreement with the human label (all and decisive verdicts), Cohen's kappa and the rubric warning."""
     labelled = scored * _mask(items, lambda r: r.human in ("1", "2"))
     match = labelled * _mask(items, lambda r: r.verdict == r.human)
@@ -898,12 +901,18 @@ def _human_labels(
         "human_agreement_decisive": _point(match * both_decisive, both_decisive),
         "human_agreement_decisive_n": int(both_decisive.sum()),
     }
+
     # Kappa table: rows = judge verdict, columns = human label, categories 1 / 2 / tie; one-hot per item, in a
     # byte a cell (read only through sums and products with float weights: the same numbers as in float64).
+    def cell(r: RowKind) -> int:
+        if r.human in _KAPPA_LABELS and r.verdict in _KAPPA_LABELS:
+            return 3 * _KAPPA_LABELS.index(r.verdict) + _KAPPA_LABELS.index(r.human)
+        return -1
+
+    cells = _picked_values(items, None, cell, np.int64)
+    counted_rows = np.flatnonzero((scored > 0) & (cells >= 0))
     onehot = np.zeros((len(items), 9), dtype=np.uint8)
-    for i, r in enumerate(items):
-        if scored[i] and r.human in _KAPPA_LABELS and r.verdict in _KAPPA_LABELS:
-            onehot[i, 3 * _KAPPA_LABELS.index(r.verdict) + _KAPPA_LABELS.index(r.human)] = 1
+    onehot[counted_rows, cells[counted_rows]] = 1
     out["cohen_kappa"] = stats.cohen_kappa(onehot.sum(axis=0).reshape(3, 3))
     out["cohen_kappa_n"] = int(onehot.sum())
     if out["cohen_kappa"] is not None:
@@ -918,12 +927,12 @@ def _kappa(onehot: NDArray[np.uint8]) -> Replicates:
 
 
 def _agreement_verdict(
-    agreement: float | None, n: int, items: Sequence[ItemResult], threshold: float, ceiling: float | None
+    agreement: float | None, n: int, items: Rows, threshold: float, ceiling: float | None
 ) -> HumanLabels:
     """The threshold warning, measured against the human ceiling when one is known."""
     # A judge that agrees with people at least as often as people agree with each other cannot be improved by a
     # new rubric as far as these labels can tell: it is not warned, and the message says why not.
-    ties = sum(1 for r in items if r.verdict != "error" and r.human == "tie")
+    ties = sum(times for r, times in items.counted() if r.verdict != "error" and r.human == "tie")
     basis = f"on {n} decisive labels; {ties} {'tie' if ties == 1 else 'ties'} left out"
     out: HumanLabels = {
         "human_agreement_ties_left_out": ties,
@@ -950,29 +959,29 @@ def _agreement_verdict(
     return out
 
 
-def _human_votes(items: Sequence[ItemResult], scored: Mask, figures: _Figures) -> HumanVotes:
+def _human_votes(items: Rows, scored: Mask, figures: _Figures) -> HumanVotes:
     """Agreement with a randomly chosen human vote (with and without ties) and between two humans."""
     # As defined in Zheng et al. 2023 (MT-Bench): the probability that a random human vote on a random item
     # equals the verdict, i.e. per item the fraction of matching votes, averaged over items. (FastChat's
     # compute_agreement.py pools all votes instead, which weights items by their number of votes.) Without
     # ties: tie votes are dropped, and items whose verdict is a tie or that have no non-tie vote are left out.
     # Human-human: per item with >= 2 votes, the share of ordered pairs of distinct annotators that agree.
-    n = len(items)
-    agree, has = np.zeros(n), np.zeros(n)
-    agree_nt, has_nt = np.zeros(n), np.zeros(n)
-    pairs, has_pairs = np.zeros(n), np.zeros(n)
-    for i, r in enumerate(items):
+    # Every value is the kind's (its verdict and votes): computed once per kind, spread over its rows.
+    table = np.zeros((len(items.kinds), 6))
+    for k, r in enumerate(items.kinds):
         votes = list(r.human_votes)
-        if not scored[i] or not votes:
+        if not votes:
             continue
-        agree[i], has[i] = votes.count(r.verdict) / len(votes), 1.0
+        table[k, 0:2] = votes.count(r.verdict) / len(votes), 1.0
         decisive_votes = [v for v in votes if v != "tie"]
         if r.verdict in ("1", "2") and decisive_votes:
-            agree_nt[i], has_nt[i] = decisive_votes.count(r.verdict) / len(decisive_votes), 1.0
+            table[k, 2:4] = decisive_votes.count(r.verdict) / len(decisive_votes), 1.0
         m = len(votes)
         if m >= 2:
             same = sum(c * (c - 1) for c in Counter(votes).values())
-            pairs[i], has_pairs[i] = same / (m * (m - 1)), 1.0
+            table[k, 4:6] = same / (m * (m - 1)), 1.0
+    codes, counted_rows = items.codes(), scored > 0  # an unscored item (a failed verdict) counts nowhere
+    agree, has, agree_nt, has_nt, pairs, has_pairs = (np.where(counted_rows, table[codes, j], 0.0) for j in range(6))
     rates = {
         "human_vote_agreement": (agree, has),
         "human_vote_agreement_no_ties": (agree_nt, has_nt),
@@ -989,9 +998,7 @@ def _human_votes(items: Sequence[ItemResult], scored: Mask, figures: _Figures) -
     }
 
 
-def _self_preference(
-    items: Sequence[ItemResult], scored: Mask, score: FloatArray, family: str, figures: _Figures
-) -> SelfPreference:
+def _self_preference(items: Rows, scored: Mask, score: FloatArray, family: str, figures: _Figures) -> SelfPreference:
     """Score of the judge's own-family answer over items where exactly one answer comes from that family."""
     needle = family.lower()
     own_a = _mask(items, lambda r: needle in (r.model_a or "").lower())
@@ -1002,7 +1009,7 @@ def _self_preference(
     return {"family": family, "n": int(mixed.sum()), "own_win_rate": _point(own_score, mixed)}
 
 
-def order_samples(row: ItemResult) -> list[list[CallResult]] | None:
+def order_samples(row: ItemResult | RowKind) -> list[list[CallResult]] | None:
     """The row's calls grouped by order, every sample of each (judge.samples); None for a merged ensemble row."""
     return calls_by_order(row.calls)
 
@@ -1036,14 +1043,15 @@ def _majority_label(labels: Sequence[str]) -> str:
     return counted[0][0]
 
 
-def _samples(items: Sequence[ItemResult], figures: _Figures) -> Repetition:
+def _samples(items: Rows, figures: _Figures) -> Repetition:
     """Repetition stability per order and the figures of the samples' majority (judge.samples > 1)."""
     # Repetition stability as Shi et al. 2024 ("Judging the Judges") define it: per item and order, the share
     # of the samples that gave the most frequent reply, averaged over items; 1 = the same reply every time.
     # Failed samples are left out; an order needs two answered samples. The majority verdict reconciles each
     # order's most frequent reply (two leading replies: tie), like the single-sample verdict; the mean soft
     # verdict averages soft_preference over the sample pairs (sample i of order 1 with sample i of order 2).
-    n = len(items)
+    # Every value is the kind's (its calls): computed once per kind, spread over its rows.
+    n = len(items.kinds)
     stable = [np.zeros(n), np.zeros(n)]
     has = [np.zeros(n), np.zeros(n)]
     majority_score, majority_scored = np.zeros(n), np.zeros(n)
@@ -1051,12 +1059,14 @@ def _samples(items: Sequence[ItemResult], figures: _Figures) -> Repetition:
     soft, soft_has = np.zeros(n), np.zeros(n)
     most = 0
     gateway_cached = 0  # samples a gateway served from its response cache: repeats of a reply, not new asks
-    for i, r in enumerate(items):
+    for (i, r), times in zip(enumerate(items.kinds), items.counts().tolist(), strict=True):
         groups = order_samples(r)
         if groups is None:
             continue
         most = max([most, *(len(group) for group in groups)])
-        gateway_cached += sum(1 for group in groups for call in group if (call.origin or {}).get("gateway_cache"))
+        gateway_cached += times * sum(
+            1 for group in groups for call in group if (call.origin or {}).get("gateway_cache")
+        )
         for o, group in enumerate(groups):
             answered = [call.label for call in group if call.label != "error"]
             if len(answered) >= 2:
@@ -1071,6 +1081,11 @@ def _samples(items: Sequence[ItemResult], figures: _Figures) -> Repetition:
         values = [v for c1, c2 in pairs if (v := soft_preference(c1.probs, c2.probs if c2 else None)) is not None]
         if values:
             soft[i], soft_has[i] = sum(values) / len(values), 1.0
+    codes = items.codes()
+    stable, has = [column[codes] for column in stable], [column[codes] for column in has]
+    majority_score, majority_scored, two, agree, soft, soft_has = (
+        column[codes] for column in (majority_score, majority_scored, two, agree, soft, soft_has)
+    )
     rates = {
         "repetition_stability_order1": (stable[0], has[0]),
         "repetition_stability_order2": (stable[1], has[1]),
@@ -1138,9 +1153,7 @@ def _intervals(
     return out
 
 
-def _degenerate(
-    items: Sequence[ItemResult], figures: Measured, intervals: Mapping[str, list[float] | None]
-) -> dict[str, str]:
+def _degenerate(items: Rows, figures: Measured, intervals: Mapping[str, list[float] | None]) -> dict[str, str]:
     """Why each zero-width interval has zero width: every item counted gives the figure the same value."""
     # A judge that always says tie has win rate 50% in every resample: [50.0, 50.0] is the data's lack of
     # spread, not a precise measurement, and is labelled so wherever the interval is shown.
@@ -1150,7 +1163,7 @@ def _degenerate(
             continue
         if name == "win_rate":
             scored = figures.rates[name][1]  # the win rate's denominator: 1 for each item with a verdict
-            verdicts = {r.verdict for r, s in zip(items, scored, strict=True) if s}
+            verdicts = {items.kinds[kind].verdict for kind in np.unique(items.codes()[scored > 0]).tolist()}
             if len(verdicts) == 1:
                 (only,) = verdicts
                 which = {"tie": "a tie", "1": "a win for a", "2": "a win for b"}.get(only, only)
@@ -1185,15 +1198,14 @@ def _total(style: Style | None) -> int:
     return 0 if style is None else style.total
 
 
-def _mask(items: Sequence[ItemResult], test: Callable[[ItemResult], bool]) -> Mask:
-    """test(item) per item as 0/1, a byte an item: the masks are multiplied together and with float columns, and
+def _mask(items: Rows, test: Callable[[RowKind], bool]) -> Mask:
+    """test(kind) per item as 0/1, a byte an item: the masks are multiplied together and with float columns, and
     summed; never subtracted below 0 (a difference of two is taken in a signed type where it can be negative)."""
-    return np.fromiter(map(test, items), dtype=np.bool_, count=len(items)).view(np.uint8)
+    return items.per_kind(test, np.bool_).view(np.uint8)
 
 
-def _values(items: Sequence[ItemResult], value: Callable[[ItemResult], float]) -> FloatArray:
-    """value(item) per item as a float array, filled as they are computed (no list of a million numbers first:
-    each number's memory is reused by the next)."""
+def _values(items: Rows, value: Callable[[RowKind], float]) -> FloatArray:
+    """value(kind) per item as floats, computed once per kind of row."""
     return _picked_values(items, None, value)
 
 
@@ -1203,7 +1215,7 @@ def _point(numerator: NDArray[Any], denominator: NDArray[Any]) -> float | None:
     return float(numerator.sum(dtype=np.float64)) / total if total > 0 else None
 
 
-def _positional(r: ItemResult) -> list[str]:
+def _positional(r: ItemResult | RowKind) -> list[str]:
     """The item's positional replies (call2 only when that order exists)."""
     return [r.call1] if r.call2 is None else [r.call1, r.call2]
 

@@ -15,9 +15,12 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
+import numpy as np
+
 from judgebias.core.models import is_reasoning_model
 from judgebias.core.record import GATEWAY_CACHED, CallResult, ItemResult
 from judgebias.core.summary import Origin
+from judgebias.figures.rows import Rows
 
 _SNAPSHOT = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{4}|\d{8}|latest)$")  # gpt-4o-2024-08-06, o1-mini-0912, ...-20241022
 MIXED_IDS_LISTED = 50  # item ids listed in the printed line (summary.json lists every one)
@@ -95,19 +98,20 @@ def model_of(name: str, accepted: Sequence[str]) -> str:
     return _SNAPSHOT.sub("", bare) or bare
 
 
-def judge_origin(rows: Sequence[ItemResult], configured: str | None, expected: Sequence[str]) -> Origin:
+def judge_origin(results: Sequence[ItemResult], configured: str | None, expected: Sequence[str]) -> Origin:
     """One judge's provenance figures: answered_by, calls_foreign, mixed items, cached foreign, gateway counts."""
-    # One pass over the calls into counts of what tells them apart here (a run's calls name a few models and
-    # deployments): lists of a million items' calls cost more than the rows they come from.
+    # One pass over the kinds of row into counts of what tells the calls apart here (a run's calls name a few
+    # models and deployments): lists of a million items' calls cost more than the rows they come from.
+    rows = Rows.of(results)
     seen: Counter[tuple[str, str | None, Any, int, bool]] = Counter()  # who, model, deployment, fallbacks, cached
     fallbacks = retries = 0
-    for row in rows:
-        for call in row.calls:
-            fallbacks += bool(call.fallbacks)
-            retries += call.gateway_retries
+    for kind, times in rows.counted():
+        for call in kind.calls:
+            fallbacks += times * bool(call.fallbacks)
+            retries += times * call.gateway_retries
             if _answered(call):
                 deployment = (call.origin or {}).get("deployment")
-                seen[str(call.answered_by), call.model, deployment, call.fallbacks, call.cached] += 1
+                seen[str(call.answered_by), call.model, deployment, call.fallbacks, call.cached] += times
     by: Counter[str] = Counter()
     for key, n in seen.items():
         by[key[0]] += n
@@ -120,14 +124,16 @@ def judge_origin(rows: Sequence[ItemResult], configured: str | None, expected: S
         for (_, reported, deployment, count, _), n in seen.items()
         if foreign_reason(reported, deployment, count, configured, expected)
     )
-    mixed_ids = [
-        row.id
-        for row in rows
-        if len(row.calls) == 2
-        and all(_answered(call) for call in row.calls)
-        and GATEWAY_CACHED not in (row.calls[0].answered_by, row.calls[1].answered_by)
-        and model[str(row.calls[0].answered_by)] != model[str(row.calls[1].answered_by)]
-    ]
+    mixed = rows.per_kind(
+        lambda kind: (
+            len(kind.calls) == 2
+            and all(_answered(call) for call in kind.calls)
+            and GATEWAY_CACHED not in (kind.calls[0].answered_by, kind.calls[1].answered_by)
+            and model[str(kind.calls[0].answered_by)] != model[str(kind.calls[1].answered_by)]
+        ),
+        np.bool_,
+    )
+    mixed_ids = [rows.id(i) for i in np.flatnonzero(mixed).tolist()]
     known = [(key[0], key[4], n) for key, n in seen.items() if key[0] != GATEWAY_CACHED]  # who, cached, calls
     fresh = {model[name] for name, cached, _ in known if not cached}
     cached_foreign = sum(n for name, cached, n in known if cached and fresh and model[name] not in fresh)
@@ -235,11 +241,11 @@ def settings_not_honoured(
     """(calls with any setting not honoured, calls per setting) of one judge's rows."""
     per_setting: Counter[str] = Counter()
     calls = 0
-    for row in rows:
-        for call in row.calls:
+    for kind, times in Rows.of(rows).counted():
+        for call in kind.calls:
             found = unhonoured_settings(call, temperature, top_p, logprobs)
-            calls += bool(found)
-            per_setting.update(found)
+            calls += times * bool(found)
+            per_setting.update({setting: times for setting in found})
     return calls, dict(per_setting)
 
 

@@ -22,12 +22,13 @@ from judgebias.figures.provenance import (
     not_honoured_note,
     settings_not_honoured,
 )
+from judgebias.figures.rows import Rows
 
 UNREADABLE_SHARE = 0.5  # above this share of answered calls without a readable verdict, the run is `unreadable`
 
 
 def ratings_for(
-    combined: list[ItemResult], config: Config, clustering: Clustering | None = None
+    combined: Sequence[ItemResult], config: Config, clustering: Clustering | None = None
 ) -> list[dict[str, Any]]:
     """Bradley–Terry ratings of the answering models from the run's (ensemble) verdicts."""
     return bradley_terry_ratings(
@@ -37,8 +38,8 @@ def ratings_for(
 
 def summarize_run(
     config: Config,
-    per_judge: dict[str, list[ItemResult]],
-    combined: list[ItemResult],
+    per_judge: Mapping[str, Sequence[ItemResult]],
+    combined: Sequence[ItemResult],
     clustering: Clustering | None = None,
 ) -> tuple[Figures, Ensemble]:
     """The metrics of the run: the ensemble's figures with each judge's own beside them, or the one judge's."""
@@ -64,8 +65,8 @@ def summarize_run(
 
 def build_summary(
     config: Config,
-    per_judge: dict[str, list[ItemResult]],
-    combined: list[ItemResult],
+    per_judge: Mapping[str, Sequence[ItemResult]],
+    combined: Sequence[ItemResult],
     notes: list[str],
     failures: int,
     elapsed: float,
@@ -147,16 +148,26 @@ def _spent(
     cost, saved, batched = 0.0, 0.0, 0
     models: set[str] = set()
     for name, judge in judges.items():
-        for row in per_judge[name]:
-            for call in row.calls:
+        rows = Rows.of(per_judge[name])
+        # Each kind's calls priced once; the amounts are then added in row order, as they always were (a float
+        # sum's last digit depends on its order).
+        amounts: list[list[tuple[float, bool]]] = []
+        for kind, times in rows.counted():
+            amounts.append([])
+            for call in kind.calls:
                 amount = call_cost(judge, call.prompt_tokens, call.completion_tokens, batched=call.batched)
-                batched += call.batched
-                if call.cached:
+                amounts[-1].append((amount, call.cached))
+                batched += times * call.batched
+                if call.model:
+                    models.add(call.model)
+        if not any(amount for priced in amounts for amount, _ in priced):
+            continue  # nothing priced (an offline judge, or no prices): 0.0 however many times it is added
+        for code in rows.codes().tolist():
+            for amount, cached in amounts[code]:
+                if cached:
                     saved += amount
                 else:
                     cost += amount
-                if call.model:
-                    models.add(call.model)
     return cost, saved, batched, models
 
 

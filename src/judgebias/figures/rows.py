@@ -1,0 +1,218 @@
+"""The rows a run keeps for its figures, as compact columns: a million items in tens of megabytes, not hundreds.
+
+A row (ItemResult) is mostly what many rows share: its verdict and calls, its human label and votes, the models
+compared, the answers' formatting. Those fields are the row's *kind*, kept once in a table (`kinds`); each row keeps
+only its kind's number, its lengths, its soft preference and its id, a few dozen bytes in arrays. A figure that
+reads only a kind's fields is computed once per kind (`per_kind`) and spread over the rows by their numbers; one
+that reads lengths reads them as numpy columns. `Rows` is still a Sequence[ItemResult]: a row read by index is
+built from its columns, so code that walks rows one by one keeps working (slowly; the figures do not).
+
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, overload
+
+import numpy as np
+from numpy.typing import NDArray
+
+from judgebias.core.record import CallResult, ItemResult
+from judgebias.core.style import Style
+from judgebias.core.verdict import Outcome, Positional
+
+NO_TOKENS = -1  # tokens_a/tokens_b not counted (the tokenizer is words): None in the row
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class RowKind:
+    """What rows share: every field of an ItemResult but its id, lengths and soft preference."""
+
+    verdict: Outcome
+    call1: Positional
+    call2: Positional | None
+    consistent: bool | None
+    human: str | None
+    human_votes: tuple[str, ...]
+    human_voters: tuple[str, ...]
+    model_a: str | None
+    model_b: str | None
+    style_a: Style | None
+    style_b: Style | None
+    calls: tuple[CallResult, ...]
+
+
+class Rows(Sequence[ItemResult]):
+    """A run's rows in dataset order: each row's kind number and numbers in arrays, the kinds in a table."""
+
+    def __init__(self, rows: Iterable[ItemResult] = ()) -> None:
+        self.kinds: list[RowKind] = []  # in order of their first row: every kind here has at least one row
+        self._numbers: dict[tuple[Any, ...], int] = {}  # a kind's fields (its calls by identity) -> its number
+        self._kind = array("I")
+        self._chars_a, self._chars_b = array("i"), array("i")  # 4 bytes a value: an answer is under 2 GB
+        self._words_a, self._words_b = array("i"), array("i")
+        self._tokens_a, self._tokens_b = array("i"), array("i")
+        self._soft = array("d")  # NaN: no soft preference
+        self._id_text = bytearray()  # every id's UTF-8, one after the other (lone surrogates kept)
+        self._id_ends = array("Q")
+        self._codes: NDArray[np.int64] | None = None
+        for row in rows:
+            self.append(row)
+
+    @classmethod
+    def of(cls, rows: Sequence[ItemResult]) -> Rows:
+        """These rows as columns (the same object when they are already)."""
+        return rows if isinstance(rows, Rows) else cls(rows)
+
+    def append(self, row: ItemResult) -> None:
+        """Add a row at the end (its calls tuple is kept by identity: rows of one run share equal calls' tuples)."""
+        calls = row.calls
+        key = (
+            row.verdict,
+            row.call1,
+            row.call2,
+            row.consistent,
+            row.human,
+            row.human_votes,
+            row.human_voters,
+            row.model_a,
+            row.model_b,
+            row.style_a,
+            row.style_b,
+            id(calls),  # safe: the kind keeps the tuple alive, so its identity is never reused while it is here
+        )
+        number = self._numbers.get(key)
+        if number is None:
+            number = self._numbers[key] = len(self.kinds)
+            self.kinds.append(
+                RowKind(
+                    row.verdict,
+                    row.call1,
+                    row.call2,
+                    row.consistent,
+                    row.human,
+                    row.human_votes,
+                    row.human_voters,
+                    row.model_a,
+                    row.model_b,
+                    row.style_a,
+                    row.style_b,
+                    calls,
+                )
+            )
+        self._kind.append(number)
+        self._chars_a.append(row.chars_a)
+        self._chars_b.append(row.chars_b)
+        self._words_a.append(row.words_a)
+        self._words_b.append(row.words_b)
+        self._tokens_a.append(NO_TOKENS if row.tokens_a is None else row.tokens_a)
+        self._tokens_b.append(NO_TOKENS if row.tokens_b is None else row.tokens_b)
+        self._soft.append(math.nan if row.soft is None else row.soft)
+        self._id_text += row.id.encode("utf-8", "surrogatepass")
+        self._id_ends.append(len(self._id_text))
+        self._codes = None
+
+    def __len__(self) -> int:
+        return len(self._kind)
+
+    @overload
+    def __getitem__(self, index: int) -> ItemResult: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[ItemResult]: ...
+
+    def __getitem__(self, index: int | slice) -> ItemResult | list[ItemResult]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        i = range(len(self))[index]  # negative indices, and IndexError past the end
+        kind = self.kinds[self._kind[i]]
+        tokens_a, tokens_b, soft = self._tokens_a[i], self._tokens_b[i], self._soft[i]
+        return ItemResult(
+            id=self.id(i),
+            verdict=kind.verdict,
+            call1=kind.call1,
+            call2=kind.call2,
+            consistent=kind.consistent,
+            human=kind.human,
+            human_votes=kind.human_votes,
+            human_voters=kind.human_voters,
+            model_a=kind.model_a,
+            model_b=kind.model_b,
+            chars_a=self._chars_a[i],
+            chars_b=self._chars_b[i],
+            words_a=self._words_a[i],
+            words_b=self._words_b[i],
+            tokens_a=None if tokens_a == NO_TOKENS else tokens_a,
+            tokens_b=None if tokens_b == NO_TOKENS else tokens_b,
+            soft=None if math.isnan(soft) else soft,
+            style_a=kind.style_a,
+            style_b=kind.style_b,
+            calls=kind.calls,
+        )
+
+    def __iter__(self) -> Iterator[ItemResult]:
+        for i in range(len(self)):
+            yield self[i]
+
+    def id(self, i: int) -> str:
+        """Row i's id."""
+        start = self._id_ends[i - 1] if i else 0
+        return self._id_text[start : self._id_ends[i]].decode("utf-8", "surrogatepass")
+
+    def ids(self) -> list[str]:
+        """Every row's id, in order."""
+        return [self.id(i) for i in range(len(self))]
+
+    def codes(self) -> NDArray[np.int64]:
+        """Each row's kind number (an index into `kinds`)."""
+        if self._codes is None:
+            self._codes = np.frombuffer(self._kind, dtype=np.uint32).astype(np.int64)
+        return self._codes
+
+    def counts(self) -> NDArray[np.int64]:
+        """How many rows each kind has (in `kinds` order)."""
+        return np.bincount(self.codes(), minlength=len(self.kinds))
+
+    def counted(self) -> Iterator[tuple[RowKind, int]]:
+        """Each kind with its number of rows, in order of their first row."""
+        return zip(self.kinds, self.counts().tolist(), strict=True)
+
+    def per_kind(self, value: Callable[[RowKind], Any], dtype: type[np.generic] = np.float64) -> NDArray[Any]:
+        """value(kind) for each row, computed once per kind."""
+        table = np.fromiter(map(value, self.kinds), dtype=dtype, count=len(self.kinds))
+        return table[self.codes()]
+
+    def column(self, name: str) -> NDArray[np.int64]:
+        """A length column by its ItemResult name (chars_a, words_b, tokens_a, ...; NO_TOKENS for None)."""
+        return np.frombuffer(self._columns()[name], dtype=np.int32).astype(np.int64)
+
+    def any_column(self, *names: str) -> bool:
+        """Whether any row has a non-zero value in any of these length columns."""
+        return any(any(self._columns()[name]) for name in names)
+
+    def soft(self) -> NDArray[np.float64]:
+        """Each row's soft preference (NaN: none)."""
+        return np.frombuffer(self._soft, dtype=np.float64).copy()
+
+    def log_ratio(self, first: str, second: str) -> NDArray[np.float64]:
+        """log(first + 1) - log(second + 1) per row, each logarithm as math.log gives it (a table of the values
+        that occur), so the figures are the same numbers as when they were computed row by row."""
+        a, b = self.column(first), self.column(second)
+        values = np.union1d(a, b)
+        logs = np.fromiter((math.log(int(v) + 1) for v in values), dtype=np.float64, count=values.size)
+        out: NDArray[np.float64] = logs[np.searchsorted(values, a)] - logs[np.searchsorted(values, b)]
+        return out
+
+    def _columns(self) -> dict[str, array[int]]:
+        return {
+            "chars_a": self._chars_a,
+            "chars_b": self._chars_b,
+            "words_a": self._words_a,
+            "words_b": self._words_b,
+            "tokens_a": self._tokens_a,
+            "tokens_b": self._tokens_b,
+        }
