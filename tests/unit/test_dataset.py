@@ -191,3 +191,32 @@ def test_a_file_of_ones_own_under_a_shipped_data_option_suggests_data_jsonl() ->
         resolve_path("pairs.jsonl", "embedded")
 
     assert "choose data=jsonl: data=jsonl data.path=pairs.jsonl" in str(error.value)
+
+
+def test_duplicates_among_many_problems_are_the_first_twenty_in_line_order(tmp_path: Path) -> None:
+    """Bad lines and duplicate ids interleaved past twenty problems: the first twenty of them by line, each named as
+    a reader of the file names it (a duplicate with the line of its id's first valid item), and no later one."""
+    good = {"question": "q", "a": "x", "b": "y"}
+    lines, expected = [], []
+    for number in range(1, 61):
+        if number % 3 == 0:  # the id of the line two before: a duplicate
+            lines.append(json.dumps(good | {"id": f"n{number - 2}"}))
+            expected.append(f"{tmp_path / 'items.jsonl'}:{number}: field 'id': duplicate id 'n{number - 2}' "
+                            f"(first on line {number - 2})")  # fmt: skip
+        elif number % 3 == 2:  # no answer b
+            lines.append(json.dumps({"id": f"n{number}", "question": "q", "a": "x"}))
+            expected.append(f"{tmp_path / 'items.jsonl'}:{number}: field 'b': missing")
+        else:
+            lines.append(json.dumps(good | {"id": f"n{number}"}))
+    path = tmp_path / "items.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    with pytest.raises(UserError) as raised:
+        load_items(path)
+
+    head, *problems = str(raised.value).splitlines()
+    assert head.startswith(f"{path}: 20 problems (the check stopped at 20; there may be more)")
+    assert 20 == len(problems)
+    assert all(problem.strip().startswith(want) for problem, want in zip(problems, expected[:20], strict=True)), (
+        problems
+    )

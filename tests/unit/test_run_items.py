@@ -90,3 +90,20 @@ def test_a_pipe_is_read_once_and_its_items_held(tmp_path: Path) -> None:
     items = RunItems(config_of(f"data.path={fifo}", "data.limit=3"))
     writer.join(timeout=10)
     assert ["i0", "i1", "i2"] == [item.id for item in items] == [item.id for item in items]
+
+
+def test_clusters_come_from_the_file_without_holding_its_ids(tmp_path: Path) -> None:
+    """bootstrap.cluster=auto on a file where question_id repeats and some items lack it: as many clusters as the file
+    has distinct values plus items without one, and each clustered item's value by id, counted from the file here."""
+    records = [
+        {"id": f"i{n}", "question": "Q?", "a": "x", "b": "y"} | ({"question_id": n % 4} if n % 5 else {})
+        for n in range(40)
+    ]
+    path = write_items(tmp_path / "items.jsonl", records)
+    items = RunItems(config_of(f"data.path={path}", "bootstrap.cluster=auto"), keep_ids=False)
+    assert items.ids is None
+    clustering, values = items.clustering()
+    assert clustering is not None
+    with_value = [r for r in records if "question_id" in r]
+    assert len({r["question_id"] for r in with_value}) + len(records) - len(with_value) == clustering.count
+    assert {r["id"]: r["question_id"] for r in with_value} == values

@@ -15,6 +15,7 @@ from judgebias.io.jsonl import json_lines
 class ReplayJudge(Backend):
     """Replays the raw replies a real judge wrote, per item and order, from the dataset's judgments file."""
 
+    selective = True  # judges only the items recorded
     reads_messages = False  # the reply recorded for the item and order, whatever the prompt
 
     def __init__(self, config: JudgeConfig, judgments: Path | None) -> None:

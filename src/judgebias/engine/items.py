@@ -21,7 +21,7 @@ from pathlib import Path
 from judgebias.config.schema import Config
 from judgebias.core.errors import UserError
 from judgebias.core.item import Item
-from judgebias.figures.clustering import Clustering, cluster_field, clustering_of, field_value
+from judgebias.figures.clustering import Clustering, cluster_field, clustering_of, field_value, label_value
 from judgebias.io.dataset import normalize_item, read_items, resolve_path
 from judgebias.io.tokenizer import WORDS, Tokenizer, load_tokenizer
 
@@ -50,31 +50,41 @@ class RunItems:
 
     Iterating yields full Items, normalised and cut as data.normalize says; `len()` is their number."""
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, *, keep_ids: bool = True) -> None:
+        """Check the data file; `keep_ids`: hold every id until judging starts (a filter asks for them by `retain`;
+        a million ids cost more than the rest of the check)."""
         data = config.data
         self.path = resolve_path(data.path, data.root)
         self._config = config
         self._stamp = _Stamp.of(self.path)  # None: read once and held (a missing file: read_items names it)
         held: list[Item] | None = [] if self._stamp is None else None
         field = cluster_field(config.bootstrap.cluster)
-        ids: list[str] = []
+        ids: list[str] | None = [] if keep_ids else None
+        hashes = array.array("q")
         values: list[object] = []  # each item's value of `field` (None: the item has none)
+        valued: list[str] = []  # the ids of the items that have one, in order
         extra_fields: set[str] = set()  # named when `field` is in no item
         for item in read_items(self.path):
-            if data.limit is not None and len(ids) >= data.limit:
+            if data.limit is not None and len(hashes) >= data.limit:
                 continue  # the rest of the file is still checked
             if held is not None:
                 held.append(item)
-            ids.append(item.id)
+            hashes.append(hash(item.id))
+            if ids is not None:
+                ids.append(item.id)
             if field is not None:
-                values.append(field_value(item, field))
+                value = field_value(item, field)
+                values.append(value)
+                if value is not None:
+                    valued.append(item.id)
                 if item.extra:
                     extra_fields.update(item.extra)
-        self.ids: list[str] | None = ids
+        self.ids = ids
         self._values: list[object] | None = values if field is not None else None
+        self._valued = valued
         self._extra_fields = extra_fields
         self._held = held
-        self._ids = array.array("q", map(hash, ids))
+        self._ids = hashes
         self._tokenizer = self._load_tokenizer()
 
     def __len__(self) -> int:
@@ -83,7 +93,7 @@ class RunItems:
     def retain(self, keep: Callable[[Item], bool]) -> int:
         """Keep only the items `keep` accepts, asked of each item's id alone (a replay judge's recorded items: the
         other fields of the Item it is given are empty); how many went."""
-        assert self.ids is not None, "the ids are released once judging starts"
+        assert self.ids is not None, "retain needs the ids: RunItems(config, keep_ids=True), before judging starts"
         kept = [i for i, item_id in enumerate(self.ids) if keep(Item(item_id, "", "", ""))]
         before = len(self.ids)
         if len(kept) == before:
@@ -91,21 +101,30 @@ class RunItems:
         self.ids = [self.ids[i] for i in kept]
         if self._values is not None:
             self._values = [self._values[i] for i in kept]
+            ids = set(self.ids)
+            self._valued = [item_id for item_id in self._valued if item_id in ids]
         if self._held is not None:
             self._held = [self._held[i] for i in kept]
         self._ids = array.array("q", map(hash, self.ids))
         return before - len(self.ids)
 
-    def clustering(self) -> Clustering | None:
-        """The run's clustering (bootstrap.cluster) of the items kept; a field no item has stops the run here."""
-        assert self.ids is not None, "the ids are released once judging starts"
+    def clustering(self) -> tuple[Clustering | None, dict[str, object]]:
+        """The run's clustering (bootstrap.cluster) of the items kept, and each clustered item's value by id (what
+        its verdict line records); a field no item has stops the run here."""
         if self._values is None:
-            return None
-        return clustering_of(self._config.bootstrap.cluster, self.ids, self._values, self._extra_fields)
+            return None, {}
+        # An item without a value is a cluster of its own: named by its place, which is as unique as its id.
+        names = self.ids if self.ids is not None else [str(place) for place in range(len(self._values))]
+        found = clustering_of(self._config.bootstrap.cluster, names, self._values, self._extra_fields)
+        if found is None:
+            return None, {}
+        values = (value for value in self._values if value is not None)
+        return found, {item_id: label_value(value) for item_id, value in zip(self._valued, values, strict=True)}
 
     def release_stubs(self) -> None:
         """Judging starts: what the check kept (the filter's ids, the clusters' values) is known; its memory goes."""
         self.ids = self._values = None
+        self._valued = []
 
     def __iter__(self) -> Iterator[Item]:
         if self._held is not None:

@@ -167,8 +167,8 @@ def run_experiment(
     run = run_dir if isinstance(run_dir, RunDir) else RunDir(run_dir)
     check_settings(config)
     items, judgings, notes = _judges_and_items(config)
-    clustering = items.clustering()  # a wrong field stops the run here
-    clusters = clustering.values_by_id(items.ids or []) if clustering else None
+    clustering, values = items.clustering()  # a wrong field stops the run here
+    clusters = values if clustering else None
     items.release_stubs()
     for note in notes:
         echo(f"note: {note}")
@@ -203,15 +203,15 @@ def run_experiment(
 
 def _judges_and_items(config: Config) -> tuple[RunItems, list[Judging], list[str]]:
     """The items every judge can judge, the judges with their backends, and the notes to print before calling."""
-    items = RunItems(config)
     judgments = resolve_path(config.data.judgments, config.data.root) if config.data.judgments else None
     judgings = [
         Judging(name, judge, build_backend(judge, config.rubric, judgments))
         for name, judge in judges_of(config).items()
     ]
+    items = RunItems(config, keep_ids=any(judging.backend.selective for judging in judgings))
     notes: list[str] = [note for judge in judges_of(config).values() for note in price_notes(judge)]
     for judging in judgings:
-        left_out = items.retain(judging.backend.has)
+        left_out = items.retain(judging.backend.has) if judging.backend.selective else 0
         if left_out:
             notes.append(f"judge {judging.name!r} has no recording for {left_out} items: judged the other {len(items)}")
     if not len(items):

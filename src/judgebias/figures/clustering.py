@@ -76,7 +76,8 @@ def cluster_labels(ids: Sequence[str], values: Sequence[object]) -> tuple[object
     """Labels per item; an item lacking the field (value None) gets its own cluster, named by its id apart from any
     value."""
     return tuple(
-        ("value", _hashable(v)) if v is not None else ("item", item_id) for item_id, v in zip(ids, values, strict=True)
+        ("value", label_value(v)) if v is not None else ("item", item_id)
+        for item_id, v in zip(ids, values, strict=True)
     )
 
 
@@ -88,6 +89,6 @@ def field_value(item: Item, field: str) -> object:
     return item.extra.get(field)
 
 
-def _hashable(value: object) -> object:
+def label_value(value: object) -> object:
     """A value usable as a cluster label (lists and dicts from JSON compared by their text)."""
     return value if isinstance(value, str | int | float | bool) else repr(value)

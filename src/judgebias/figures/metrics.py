@@ -661,7 +661,7 @@ def _length(
     figures: _Figures,
 ) -> Length:
     """Length bias: P(longer answer wins), length-verdict correlation, the length-controlled win rate."""
-    chars = (items.column("chars_a") - items.column("chars_b")).astype(np.float64)
+    chars = items.difference("chars_a", "chars_b")
     differs = decisive * (chars != 0)
     longer_won = differs * ((chars > 0) == (score > 0.5))
     figures.rates["longer_wins"] = (longer_won, differs)

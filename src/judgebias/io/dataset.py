@@ -7,6 +7,7 @@ unique; `prompt` is accepted for `question`; human labels may say a/b or 1/2 (co
 
 from __future__ import annotations
 
+import array
 import json
 import os
 import re
@@ -14,6 +15,8 @@ from collections.abc import Generator, Iterator
 from importlib import resources
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from judgebias.core.errors import UserError
 from judgebias.core.item import Item, shared_name
@@ -94,8 +97,10 @@ def read_items(path: Path, *, checked: bool = False) -> Generator[Item, None, No
     file is read (after every valid item is yielded), so a caller that keeps nothing can check a file of any size.
 
     `checked`: the file was read whole once already with no problem, so its ids are known to be unique (not
-    remembered again)."""
-    seen: set[str] = set()  # the ids so far (the line of the first is looked up only for a duplicate)
+    looked for again)."""
+    # Duplicate ids are found by a 64-bit hash of each id and its line (12 bytes an item, where a set of the ids
+    # held every id's text), then confirmed on the lines themselves: a million items' check holds no id.
+    hashes, lines = array.array("q"), array.array("I")
     problems: list[str] = []
     found = False
     for number, record in _records(path, problems):
@@ -105,29 +110,50 @@ def read_items(path: Path, *, checked: bool = False) -> Generator[Item, None, No
             problems.append(str(error))
             continue
         if not checked:
-            if item.id in seen:
-                first = _first_line_of(path, item.id)
-                problems.append(f"{path}:{number}: field 'id': duplicate id {item.id!r} (first on line {first})")
-                continue
-            seen.add(item.id)
+            hashes.append(hash(item.id))
+            lines.append(number)
         found = True
         yield item
+    if not checked:
+        problems = _in_line_order(path, problems, _duplicates(path, hashes, lines))[:MAX_PROBLEMS]
     if problems:
         raise UserError(_problems_text(path, problems))
     if not found:
         raise UserError(f"{path}: the dataset is empty: it needs at least one JSON object per line")
 
 
-def _first_line_of(path: Path, item_id: str) -> int | str:
-    """The line of the first valid item with this id (the file read again: only a duplicate asks)."""
-    for number, record in _records(path, []):
-        if record.get("id") == item_id:
-            try:
-                _item(record, path, number)
-            except UserError:
-                continue
-            return number
-    return "?"
+def _duplicates(path: Path, hashes: array.array[int], lines: array.array[int]) -> list[str]:
+    """One problem per item whose id an earlier valid item has, naming that item's line."""
+    digest = np.frombuffer(hashes, dtype=np.int64)
+    order = np.argsort(digest, kind="stable")
+    repeated = np.flatnonzero(digest[order][1:] == digest[order][:-1])
+    if not repeated.size:
+        return []
+    suspects = {int(lines[i]) for i in np.concatenate([order[repeated], order[repeated + 1]]).tolist()}
+    first: dict[str, int] = {}
+    problems = []
+    for number, item_id in _ids_on_lines(path, suspects):
+        if item_id in first:
+            problems.append(f"{path}:{number}: field 'id': duplicate id {item_id!r} (first on line {first[item_id]})")
+        else:
+            first[item_id] = number
+    return problems
+
+
+def _ids_on_lines(path: Path, numbers: set[int]) -> Iterator[tuple[int, str]]:
+    """(line, id) of these lines, in order: lines read once already, each a valid item."""
+    with path.open("rb") as file:
+        for number, line in enumerate(file, start=1):
+            if number in numbers:
+                yield number, str(json.loads(_decoded(line.rstrip(b"\n"), path, number))["id"])
+
+
+def _in_line_order(path: Path, problems: list[str], more: list[str]) -> list[str]:
+    """Both lists of problems ("PATH:LINE: ...") merged in the order of their lines."""
+    if not more:
+        return problems
+    start = len(str(path)) + 1
+    return sorted(problems + more, key=lambda problem: int(problem[start:].split(":", 1)[0]))
 
 
 def _problems_text(path: Path, problems: list[str]) -> str:
