@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import array
 import json
 from pathlib import Path
 
 import pytest
 
 from judgebias.core.errors import UserError
+from judgebias.io import dataset
 from judgebias.io.dataset import load_items, normalize_answer, resolve_path
 from tests.helpers import REPO
 
@@ -219,4 +221,19 @@ def test_duplicates_among_many_problems_are_the_first_twenty_in_line_order(tmp_p
     assert 20 == len(problems)
     assert all(problem.strip().startswith(want) for problem, want in zip(problems, expected[:20], strict=True)), (
         problems
+    )
+
+
+def test_two_ids_whose_hashes_collide_are_not_called_duplicates(tmp_path: Path) -> None:
+    """Duplicates are found by a hash of each id and then confirmed on the lines: two different ids given the same
+    hash are no problem, and the same id on two lines still is one, named with the first line."""
+    good = {"question": "q", "a": "x", "b": "y"}
+    path = tmp_path / "items.jsonl"
+    path.write_text(
+        "\n".join(json.dumps(good | {"id": item_id}) for item_id in ("p", "q", "r", "p")) + "\n", encoding="utf-8"
+    )
+    lines = array.array("I", [1, 2, 3, 4])
+    assert [] == dataset._duplicates(path, array.array("q", [7, 7, 9, 11]), lines)
+    assert [f"{path}:4: field 'id': duplicate id 'p' (first on line 1)"] == dataset._duplicates(
+        path, array.array("q", [7, 7, 7, 7]), lines
     )

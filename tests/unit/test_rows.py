@@ -120,3 +120,35 @@ def test_a_row_costs_a_few_dozen_bytes_when_rows_share_their_kind() -> None:
         tracemalloc.stop()
     assert 1 == len(rows.kinds)
     assert used < 200_000 * 64, f"{used / 200_000:.0f} bytes a row"
+
+
+def test_rows_of_their_own_read_back_whole_and_cost_no_more_than_the_rows_they_replace() -> None:
+    """20,000 rows whose calls differ (a live run's token counts): each reads back as it was put in, and they take
+    fewer bytes by tracemalloc's count than the same rows kept as ItemResult objects in a list."""
+    given = [
+        ItemResult(
+            f"item-{i}",
+            "1",
+            "A",
+            "B",
+            True,
+            human="1",
+            model_a="p",
+            model_b="q",
+            calls=(CallResult("A", None, False, prompt_tokens=i), CallResult("B", None, False, prompt_tokens=i + 1)),
+        )
+        for i in range(20_000)
+    ]
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        rows = Rows(given)
+        as_columns = tracemalloc.get_traced_memory()[0] - before
+        before = tracemalloc.get_traced_memory()[0]
+        as_objects = [dataclasses.replace(row) for row in given]
+        as_list = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert [dataclasses.astuple(row) for row in given] == [dataclasses.astuple(row) for row in rows]
+    assert len(as_objects) == len(rows)
+    assert as_columns < as_list, f"{as_columns / 20_000:.0f} against {as_list / 20_000:.0f} bytes a row"

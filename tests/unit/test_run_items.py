@@ -36,12 +36,14 @@ def test_the_items_streamed_are_the_file_s_lines_in_order_cut_and_normalised(tmp
     assert streamed == list(items)
 
 
-def test_the_check_keeps_the_ids_alone_and_the_filter_holds_in_the_streamed_items(tmp_path: Path) -> None:
-    """Before judging only the ids are held (no text); a judge's filter leaves its items out of the reading."""
+def test_a_filter_asks_of_every_id_and_holds_in_the_streamed_items(tmp_path: Path) -> None:
+    """A judge's filter is asked of every id of the file and leaves its items out of the reading."""
     path = write_items(tmp_path / "items.jsonl", RECORDS)
     items = RunItems(config_of(f"data.path={path}"))
-    assert [r["id"] for r in _hand_read(path)] == items.ids
-    assert 2 == items.retain(lambda stub: stub.id not in {"i2", "i6"})
+    asked: list[str] = []
+    assert 2 == items.retain(lambda stub: asked.append(stub.id) or stub.id not in {"i2", "i6"})
+    assert [r["id"] for r in _hand_read(path)] == asked
+    assert 6 == len(items)
     items.release_stubs()
     assert [r["id"] for r in _hand_read(path) if r["id"] not in {"i2", "i6"}] == [item.id for item in items]
 
@@ -100,8 +102,7 @@ def test_clusters_come_from_the_file_without_holding_its_ids(tmp_path: Path) -> 
         for n in range(40)
     ]
     path = write_items(tmp_path / "items.jsonl", records)
-    items = RunItems(config_of(f"data.path={path}", "bootstrap.cluster=auto"), keep_ids=False)
-    assert items.ids is None
+    items = RunItems(config_of(f"data.path={path}", "bootstrap.cluster=auto"))
     clustering, values = items.clustering()
     assert clustering is not None
     with_value = [r for r in records if "question_id" in r]

@@ -115,7 +115,7 @@ class Backend(ABC):
     gateway_errors_unknown: int = 0  # error responses from a gateway that does not say how often it retried
     first_token: bool = False  # the verdict is the reply's first word (a completion after the answer cue)
     reads_messages: bool = True  # False: the judge decides from the item and the view alone (no prompt rendered)
-    selective: bool = False  # `has` refuses some items: the run keeps every id until it has asked
+    selective: bool = False  # `has` may refuse items: the run reads every id again to ask it (others are not asked)
 
     @abstractmethod
     def complete(self, request: Request, meter: AttemptMeter | None = None) -> Reply:

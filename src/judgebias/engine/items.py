@@ -1,11 +1,11 @@
 """The run's items, read from the data file twice, so that a run never holds the text of every item at once.
 
 The first reading checks every line (each problem named at once, before any call), applies data.limit, and keeps
-of each item only what is decided before judging starts: its id (the replay filter reads it) and its value of the
-field the bootstrap clusters by, nothing else (an object per item cost more than the rest of the check). Each
-later reading (the batch pre-pass, the judging) streams the items
-again, normalised as configured, and stops with one line if the file is no longer the one the first reading
-checked. A data file that cannot be read twice (a pipe) is held in memory instead.
+of each item only what is decided before judging starts: a hash of its id and its value of the field the bootstrap
+clusters by, nothing else (an object per item, or its id, cost more than the rest of the check; a replay judge's
+filter reads the ids once more). Each later reading (the batch pre-pass, the judging) streams the items again,
+normalised as configured, and stops with one line if the file is no longer the one the first reading checked. A
+data file that cannot be read twice (a pipe) is held in memory instead.
 """
 
 from __future__ import annotations
@@ -45,21 +45,18 @@ class _Stamp:
 
 
 class RunItems:
-    """The items a run judges, in order: their ids (and values of the clustering's field) until judging starts,
-    then read again.
+    """The items a run judges, in order: a hash of each id (and each value of the clustering's field) until judging
+    starts, then read again.
 
     Iterating yields full Items, normalised and cut as data.normalize says; `len()` is their number."""
 
-    def __init__(self, config: Config, *, keep_ids: bool = True) -> None:
-        """Check the data file; `keep_ids`: hold every id until judging starts (a filter asks for them by `retain`;
-        a million ids cost more than the rest of the check)."""
+    def __init__(self, config: Config) -> None:
         data = config.data
         self.path = resolve_path(data.path, data.root)
         self._config = config
         self._stamp = _Stamp.of(self.path)  # None: read once and held (a missing file: read_items names it)
         held: list[Item] | None = [] if self._stamp is None else None
         field = cluster_field(config.bootstrap.cluster)
-        ids: list[str] | None = [] if keep_ids else None
         hashes = array.array("q")
         values: list[object] = []  # each item's value of `field` (None: the item has none)
         valued: list[str] = []  # the ids of the items that have one, in order
@@ -70,8 +67,6 @@ class RunItems:
             if held is not None:
                 held.append(item)
             hashes.append(hash(item.id))
-            if ids is not None:
-                ids.append(item.id)
             if field is not None:
                 value = field_value(item, field)
                 values.append(value)
@@ -79,7 +74,6 @@ class RunItems:
                     valued.append(item.id)
                 if item.extra:
                     extra_fields.update(item.extra)
-        self.ids = ids
         self._values: list[object] | None = values if field is not None else None
         self._valued = valued
         self._extra_fields = extra_fields
@@ -92,43 +86,46 @@ class RunItems:
 
     def retain(self, keep: Callable[[Item], bool]) -> int:
         """Keep only the items `keep` accepts, asked of each item's id alone (a replay judge's recorded items: the
-        other fields of the Item it is given are empty); how many went."""
-        assert self.ids is not None, "retain needs the ids: RunItems(config, keep_ids=True), before judging starts"
-        kept = [i for i, item_id in enumerate(self.ids) if keep(Item(item_id, "", "", ""))]
-        before = len(self.ids)
-        if len(kept) == before:
+        other fields of the Item it is given are empty); how many went. The ids are read from the file again
+        (a million ids cost more than the rest of the check, and only a replay judge asks)."""
+        ids = [item.id for item in self._read()]
+        kept = [i for i, item_id in enumerate(ids) if keep(Item(item_id, "", "", ""))]
+        if len(kept) == len(ids):
             return 0
-        self.ids = [self.ids[i] for i in kept]
         if self._values is not None:
             self._values = [self._values[i] for i in kept]
-            ids = set(self.ids)
-            self._valued = [item_id for item_id in self._valued if item_id in ids]
+            names = {ids[i] for i in kept}
+            self._valued = [item_id for item_id in self._valued if item_id in names]
         if self._held is not None:
             self._held = [self._held[i] for i in kept]
-        self._ids = array.array("q", map(hash, self.ids))
-        return before - len(self.ids)
+        self._ids = array.array("q", (self._ids[i] for i in kept))
+        return len(ids) - len(kept)
 
     def clustering(self) -> tuple[Clustering | None, dict[str, object]]:
         """The run's clustering (bootstrap.cluster) of the items kept, and each clustered item's value by id (what
         its verdict line records); a field no item has stops the run here."""
         if self._values is None:
             return None, {}
-        # An item without a value is a cluster of its own: named by its place, which is as unique as its id.
-        names = self.ids if self.ids is not None else [str(place) for place in range(len(self._values))]
-        found = clustering_of(self._config.bootstrap.cluster, names, self._values, self._extra_fields)
+        # An item without a value is a cluster of its own, named by its place (as unique as its id).
+        places = [str(place) for place in range(len(self._values))]
+        found = clustering_of(self._config.bootstrap.cluster, places, self._values, self._extra_fields)
         if found is None:
             return None, {}
         values = (value for value in self._values if value is not None)
         return found, {item_id: label_value(value) for item_id, value in zip(self._valued, values, strict=True)}
 
     def release_stubs(self) -> None:
-        """Judging starts: what the check kept (the filter's ids, the clusters' values) is known; its memory goes."""
-        self.ids = self._values = None
+        """Judging starts: what the check kept for the clusters is known; its memory goes."""
+        self._values = None
         self._valued = []
 
     def __iter__(self) -> Iterator[Item]:
+        return map(self._normalised, self._read())
+
+    def _read(self) -> Iterator[Item]:
+        """The items kept, as the file (or the pipe's reading) holds them, in order."""
         if self._held is not None:
-            yield from map(self._normalised, self._held)
+            yield from self._held
             return
         expected, count = self._ids, len(self._ids)
         if not count:
@@ -139,7 +136,7 @@ class RunItems:
             for item in items:
                 if hash(item.id) != expected[taken]:
                     continue  # left out by data.limit or a replay judge's filter
-                yield self._normalised(item)
+                yield item
                 taken += 1
                 if taken == count:
                     break

@@ -203,12 +203,12 @@ def run_experiment(
 
 def _judges_and_items(config: Config) -> tuple[RunItems, list[Judging], list[str]]:
     """The items every judge can judge, the judges with their backends, and the notes to print before calling."""
+    items = RunItems(config)
     judgments = resolve_path(config.data.judgments, config.data.root) if config.data.judgments else None
     judgings = [
         Judging(name, judge, build_backend(judge, config.rubric, judgments))
         for name, judge in judges_of(config).items()
     ]
-    items = RunItems(config, keep_ids=any(judging.backend.selective for judging in judgings))
     notes: list[str] = [note for judge in judges_of(config).values() for note in price_notes(judge)]
     for judging in judgings:
         left_out = items.retain(judging.backend.has) if judging.backend.selective else 0

@@ -2,7 +2,8 @@
 
 A row (ItemResult) is mostly what many rows share: its verdict and calls, its human label and votes, the models
 compared, the answers' formatting. Those fields are the row's *kind*, kept once in a table (`kinds`); each row keeps
-only its kind's number, its lengths, its soft preference and its id, a few dozen bytes in arrays. A figure that
+only its kind's number, its lengths, its soft preference and its id, a few dozen bytes in arrays. Where rows share
+little (a live run's calls carry each reply's token counts), a kind is kept per row, without the table to find it. A figure that
 reads only a kind's fields is computed once per kind (`per_kind`) and spread over the rows by their numbers; one
 that reads lengths reads them as numpy columns. `Rows` is still a Sequence[ItemResult]: a row read by index is
 built from its columns, so code that walks rows one by one keeps working (slowly; the figures do not).
@@ -26,6 +27,7 @@ from judgebias.core.style import Style
 from judgebias.core.verdict import Outcome, Positional
 
 NO_TOKENS = -1  # tokens_a/tokens_b not counted (the tokenizer is words): None in the row
+_LOOKED_UP = 4096  # kinds past which the table of kinds is dropped if most rows have a kind of their own
 _LOG_TABLE = 1 << 16  # lengths below this read their logarithm from a table of every value (512 KB)
 
 
@@ -52,7 +54,8 @@ class Rows(Sequence[ItemResult]):
 
     def __init__(self, rows: Iterable[ItemResult] = ()) -> None:
         self.kinds: list[RowKind] = []  # in order of their first row: every kind here has at least one row
-        self._numbers: dict[tuple[Any, ...], int] = {}  # a kind's fields (its calls by identity) -> its number
+        # A kind's fields (its calls by identity) -> its number; None once most rows are kinds of their own.
+        self._numbers: dict[tuple[Any, ...], int] | None = {}
         self._kind = array("I")
         self._chars_a, self._chars_b = array("i"), array("i")  # 4 bytes a value: an answer is under 2 GB
         self._words_a, self._words_b = array("i"), array("i")
@@ -72,7 +75,7 @@ class Rows(Sequence[ItemResult]):
     def append(self, row: ItemResult) -> None:
         """Add a row at the end (its calls tuple is kept by identity: rows of one run share equal calls' tuples)."""
         calls = row.calls
-        key = (
+        shared = (
             row.verdict,
             row.call1,
             row.call2,
@@ -84,27 +87,21 @@ class Rows(Sequence[ItemResult]):
             row.model_b,
             row.style_a,
             row.style_b,
-            id(calls),  # safe: the kind keeps the tuple alive, so its identity is never reused while it is here
         )
-        number = self._numbers.get(key)
-        if number is None:
-            number = self._numbers[key] = len(self.kinds)
-            self.kinds.append(
-                RowKind(
-                    row.verdict,
-                    row.call1,
-                    row.call2,
-                    row.consistent,
-                    row.human,
-                    row.human_votes,
-                    row.human_voters,
-                    row.model_a,
-                    row.model_b,
-                    row.style_a,
-                    row.style_b,
-                    calls,
-                )
-            )
+        if self._numbers is None:  # rows of their own (a live run's token counts): no table to look them up in
+            number = len(self.kinds)
+            self.kinds.append(RowKind(*shared, calls))
+        else:
+            # The calls by identity: safe, as the kind keeps the tuple alive, so its identity is never reused here.
+            key = (*shared, id(calls))
+            found = self._numbers.get(key)
+            if found is not None:
+                number = found
+            else:
+                number = self._numbers[key] = len(self.kinds)
+                self.kinds.append(RowKind(*shared, calls))
+                if number >= _LOOKED_UP and 2 * number > len(self._kind):
+                    self._numbers = None  # most rows are a kind of their own: the table would cost more than it saves
         self._kind.append(number)
         self._chars_a.append(row.chars_a)
         self._chars_b.append(row.chars_b)
