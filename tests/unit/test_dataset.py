@@ -11,7 +11,7 @@ import pytest
 from judgebias.core.errors import UserError
 from judgebias.io import dataset
 from judgebias.io.dataset import load_items, normalize_answer, resolve_path
-from tests.helpers import REPO
+from tests.helpers import REPO, write_items
 
 GOOD = '{"id": "1", "question": "q", "a": "x", "b": "y"}'
 
@@ -237,3 +237,24 @@ def test_two_ids_whose_hashes_collide_are_not_called_duplicates(tmp_path: Path) 
     assert [f"{path}:4: field 'id': duplicate id 'p' (first on line 1)"] == dataset._duplicates(
         path, array.array("q", [7, 7, 7, 7]), lines
     )
+
+
+def test_the_second_reading_builds_the_items_the_check_built(tmp_path: Path) -> None:
+    """Every line of the embedded dataset and of lines with odd but valid fields (a prompt for a question, a or b
+    labels, votes and their names, extra fields): the checked reading gives the same items, extra fields included."""
+    records = [json.loads(line) for line in (REPO / "src/judgebias/datasets/q1.jsonl").read_text().splitlines()]
+    records += [
+        {"id": "p", "prompt": "Q?", "a": "", "b": "y", "human": "A", "topic": [1, 2]},
+        {"id": "v", "question": "Q?", "a": "x", "b": "y", "human_votes": ["a", "tie"], "human_voters": ["m", "n"]},
+        {"id": "m", "question": "Q?", "a": "x", "b": "y", "human": 2, "model_a": "m1", "model_b": None},
+    ]
+    path = write_items(tmp_path / "items.jsonl", records)
+    first, second = load_items(path), list(dataset.read_items(path, checked=True))
+    assert [(item, item.extra) for item in first] == [(item, item.extra) for item in second]
+
+
+def test_a_line_edited_after_the_check_is_still_refused_on_the_second_reading(tmp_path: Path) -> None:
+    """An answer that is no longer text when the file is read again is named as the check names it, not read."""
+    path = write_items(tmp_path / "items.jsonl", [{"id": "1", "question": "q", "a": 3, "b": "y"}])
+    with pytest.raises(UserError, match=rf"{path}:1: field 'a': must be a string"):
+        list(dataset.read_items(path, checked=True))

@@ -30,8 +30,9 @@ class ScriptedJudge(Backend):
         self.config = config
         self.rubric = rubric
         self._model = f"scripted:{config.strategy}"
-        # Each label's reply, phrased once: a run asks for a few labels, a million times.
-        self._texts: dict[str, str] = {}
+        # Each label's reply, phrased once and one object (frozen): a run asks for a few labels, a million times, and
+        # the runner parses each reply object once.
+        self._replies: dict[str, Reply] = {}
 
     def choose(self, request: Request) -> str:
         """The positional choice by the scripted rule: "A" (first shown), "B" (second shown) or "tie"."""
@@ -58,10 +59,10 @@ class ScriptedJudge(Backend):
     def complete(self, request: Request, meter: AttemptMeter | None = None) -> Reply:
         """The rubric's reply for the scripted choice, in the words offered for it."""
         label = request.view.label_of(self.choose(request), self.rubric.tie_label)
-        text = self._texts.get(label)
-        if text is None:
-            text = self._texts[label] = format_reply(self.rubric, label)
-        return Reply(text=text, model=self._model)  # no tokens: nothing was generated or billed
+        reply = self._replies.get(label)
+        if reply is None:  # no tokens: nothing was generated or billed
+            reply = self._replies[label] = Reply(text=format_reply(self.rubric, label), model=self._model)
+        return reply
 
 
 def _ask(request: Request) -> str:

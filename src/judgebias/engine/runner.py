@@ -443,6 +443,7 @@ def _judge_all(
     executor = ThreadPoolExecutor(max_workers=config.max_concurrency, thread_name_prefix="judge")
     reask = frozenset(config.cache.reask)
     stopping = threading.Event()  # ends the waits for calls that other processes sharing the cache are sending
+    parsed = _ParsedReplies(config)
     try:
         current: Item | None = None
         calls: list[tuple[Judging, Request, Pending]] = []
@@ -455,7 +456,7 @@ def _judge_all(
                     slots.append((current, calls))
                 current, calls = item, []
                 while slots and (len(slots) >= window or _done(slots[0][1])):
-                    _finalise(config, *slots.popleft(), per_judge, combined, writer, progress, failures)
+                    _finalise(parsed, *slots.popleft(), per_judge, combined, writer, progress, failures)
             if hit is not None:
                 imported.add(hit)
             pending = _start(
@@ -465,7 +466,7 @@ def _judge_all(
         if current is not None:
             slots.append((current, calls))
         while slots:
-            _finalise(config, *slots.popleft(), per_judge, combined, writer, progress, failures)
+            _finalise(parsed, *slots.popleft(), per_judge, combined, writer, progress, failures)
         writer.commit()
     except BaseException:
         # Ctrl-C or a fatal error: drop queued calls, let in-flight ones land in the cache, keep nothing half-written.
@@ -687,8 +688,37 @@ def _live_call(
     return reply, False
 
 
+class _ParsedReplies:
+    """Each reply object a free judge gives, parsed once per view: a scripted judge answers every call with one of a
+    few Reply objects (one per label), so a million calls parse and build a handful of results instead of two
+    million. Keyed by the reply's identity, which its entry keeps alive (so the identity is never another reply's);
+    a live or cached reply (a new object each time) is parsed as it comes."""
+
+    _KEPT = 256  # entries before the table starts again (a replay judge's replies are each new)
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self._found: dict[tuple[Any, ...], tuple[Reply, CallResult]] = {}
+
+    def result(self, backend: Backend, request: Request, pending: Pending) -> CallResult:
+        """The parsed result of one call."""
+        reply, offline = pending.reply, not backend.paid
+        if reply is None or not offline or pending.future is not None:
+            return _call_result(self.config, request, pending, offline=offline, first_token=backend.first_token)
+        view = request.view
+        key = (id(reply), view.label_first, view.label_second, request.sample, pending.cached, backend.first_token)
+        found = self._found.get(key)
+        if found is not None and found[0] is reply:
+            return found[1]
+        result = _call_result(self.config, request, pending, offline=True, first_token=backend.first_token)
+        if len(self._found) >= self._KEPT:
+            self._found.clear()
+        self._found[key] = (reply, result)
+        return result
+
+
 def _finalise(
-    config: Config,
+    parsed: _ParsedReplies,
     item: Item,
     calls: list[tuple[Judging, Request, Pending]],
     per_judge: dict[str, Rows],
@@ -701,8 +731,7 @@ def _finalise(
     into `failures` by kind."""
     by_judge: dict[str, list[CallResult]] = {}
     for judging, request, pending in calls:
-        backend = judging.backend
-        result = _call_result(config, request, pending, offline=not backend.paid, first_token=backend.first_token)
+        result = parsed.result(judging.backend, request, pending)
         if result.label == "error":
             failures[result.failure or FailureKind.failed] += 1
         by_judge.setdefault(judging.name, []).append(result)

@@ -97,15 +97,17 @@ def read_items(path: Path, *, checked: bool = False) -> Generator[Item, None, No
     file is read (after every valid item is yielded), so a caller that keeps nothing can check a file of any size.
 
     `checked`: the file was read whole once already with no problem, so its ids are known to be unique (not
-    looked for again)."""
+    looked for again) and each line is built into its item without the checks (a line that no longer passes them,
+    the file edited since, is still refused as it was the first time)."""
     # Duplicate ids are found by a 64-bit hash of each id and its line (12 bytes an item, where a set of the ids
     # held every id's text), then confirmed on the lines themselves: a million items' check holds no id.
     hashes, lines = array.array("q"), array.array("I")
     problems: list[str] = []
     found = False
+    build = _checked_item if checked else _item
     for number, record in _records(path, problems):
         try:
-            item = _item(record, path, number)
+            item = build(record, path, number)
         except UserError as error:
             problems.append(str(error))
             continue
@@ -289,6 +291,38 @@ def _item(record: dict[str, Any], path: Path, number: int) -> Item:
         human_voters=tuple(voters),
         model_a=model_a,
         model_b=model_b,
+        extra={k: v for k, v in record.items() if k not in known},
+    )
+
+
+def _checked_item(record: dict[str, Any], path: Path, number: int) -> Item:
+    """The item `_item` builds of a line the check already passed, without checking it again (a million lines read a
+    second time); any line whose required fields are not all text goes through `_item`, which names its problem."""
+    question_field = "question" if "question" in record or "prompt" not in record else "prompt"
+    item_id, question, a, b = record.get("id"), record.get(question_field), record.get("a"), record.get("b")
+    if not (type(item_id) is str and type(question) is str and type(a) is str and type(b) is str):
+        return _item(record, path, number)
+    if not item_id or item_id.isspace() or not question or question.isspace():
+        return _item(record, path, number)
+    raw_human, votes, voters = record.get("human"), record.get("human_votes"), record.get("human_voters")
+    model_a, model_b = record.get("model_a"), record.get("model_b")
+    if (
+        (raw_human is not None and human_label(raw_human) is None)
+        or votes
+        or voters
+        or not (model_a is None or type(model_a) is str)
+        or not (model_b is None or type(model_b) is str)
+    ):
+        return _item(record, path, number)  # votes and their names, or anything odd: every check, as the first time
+    known = _KNOWN_FIELDS[question_field]
+    return Item(
+        id=item_id,
+        question=question,
+        a=a,
+        b=b,
+        human=None if raw_human is None else human_label(raw_human),
+        model_a=None if model_a is None else shared_name(model_a),
+        model_b=None if model_b is None else shared_name(model_b),
         extra={k: v for k, v in record.items() if k not in known},
     )
 
