@@ -367,9 +367,26 @@ class ItemResult:
 _SLIM_TUPLES: dict[tuple[int, ...], tuple[CallResult, ...]] = {}
 
 
+# The slim tuple of each tuple of an offline judge's calls, by the identities of those calls (which the entry keeps
+# alive, with replies a judge holds anyway): a scripted judge's calls are a few shared objects.
+_SLIM_OF_OFFLINE: dict[tuple[int, ...], tuple[tuple[CallResult, ...], tuple[CallResult, ...]]] = {}
+
+
 def slim_calls(calls: tuple[CallResult, ...]) -> tuple[CallResult, ...]:
     """An item's calls without their replies, as one tuple shared by every row whose slim calls are the same
     objects (an offline or cached run has a few such pairs: a million rows kept a tuple each)."""
+    offline = all(call.offline for call in calls)
+    if offline:
+        known = _SLIM_OF_OFFLINE.get(tuple(map(id, calls)))
+        if known is not None:
+            return known[1]
+    slim = _slim_tuple(calls)
+    if offline and len(_SLIM_OF_OFFLINE) < _SLIM_CALLS_KEPT:
+        _SLIM_OF_OFFLINE[tuple(map(id, calls))] = (calls, slim)
+    return slim
+
+
+def _slim_tuple(calls: tuple[CallResult, ...]) -> tuple[CallResult, ...]:
     slim = tuple(call.without_reply() for call in calls)
     key = tuple(map(id, slim))
     shared = _SLIM_TUPLES.get(key)

@@ -8,6 +8,7 @@ a finished run's files are whole and an interrupted run's partial file says what
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -23,6 +24,7 @@ from judgebias.config.schema import Config, judges_of
 from judgebias.core.item import Item
 from judgebias.core.record import CallFields, CallResult, ItemResult, VerdictLine
 from judgebias.core.redaction import Redactor, redact_tree
+from judgebias.core.style import Style
 from judgebias.core.summary import DryRunEstimate, Summary
 from judgebias.core.tokens import estimate_prompt_tokens
 from judgebias.core.verdict import item_pick, item_winner
@@ -119,13 +121,19 @@ def verdict_line(
         line["tokens_a"] = row.tokens_a
         line["tokens_b"] = row.tokens_b
     if row.style_a is not None and row.style_b is not None:
-        line["style_a"] = row.style_a.as_dict()
-        line["style_b"] = row.style_b.as_dict()
+        line["style_a"] = _style_fields(row.style_a)
+        line["style_b"] = _style_fields(row.style_b)
     if row.soft is not None:
         line["soft"] = row.soft
     if with_calls:
         line.update(cast(VerdictLine, _sample_fields(row, replies)))
     return line
+
+
+@functools.lru_cache(maxsize=1024)
+def _style_fields(style: Style) -> dict[str, int]:
+    """An answer's `style_a`/`style_b` object, made once per distinct style (most answers share a few); read only."""
+    return style.as_dict()
 
 
 def _sample_fields(row: ItemResult, calls: tuple[CallResult, ...]) -> dict[str, Any]:
@@ -160,8 +168,28 @@ _NUMBERED = tuple(
 )
 
 
+# An offline judge's call fields by what they are made of (the row's labels, the calls by identity, which the entry
+# keeps alive): a scripted judge's million lines have a few; each entry is read only.
+_OFFLINE_FIELDS: dict[tuple[Any, ...], tuple[tuple[CallResult, ...], CallFields]] = {}
+_OFFLINE_FIELDS_KEPT = 1024
+
+
 def _calls_fields(row: ItemResult, calls: tuple[CallResult, ...]) -> CallFields:
-    """raw1/raw2, cached1/cached2, and errors, probabilities and random tags where present."""
+    """raw1/raw2, cached1/cached2, and errors, probabilities and random tags where present (read only: an offline
+    judge's are shared between lines)."""
+    if not all(call.offline for call in calls):
+        return _made_calls_fields(row, calls)
+    key = (row.call1, row.call2, row.consistent, *map(id, calls))
+    known = _OFFLINE_FIELDS.get(key)
+    if known is not None:
+        return known[1]
+    fields = _made_calls_fields(row, calls)
+    if len(_OFFLINE_FIELDS) < _OFFLINE_FIELDS_KEPT:
+        _OFFLINE_FIELDS[key] = (calls, fields)
+    return fields
+
+
+def _made_calls_fields(row: ItemResult, calls: tuple[CallResult, ...]) -> CallFields:
     fields: dict[str, Any] = {
         "call1": row.call1,
         "call2": row.call2,
@@ -184,7 +212,7 @@ def _calls_fields(row: ItemResult, calls: tuple[CallResult, ...]) -> CallFields:
 
 def _judge_fields(row: ItemResult, calls: Sequence[CallResult] | None) -> CallFields:
     """One judge's entry in an ensemble line: its calls, then its own verdict."""
-    fields = _calls_fields(row, row.calls if calls is None else tuple(calls))
+    fields = CallFields(**_calls_fields(row, row.calls if calls is None else tuple(calls)))  # a copy: it gains a key
     fields["verdict"] = row.verdict
     return fields
 
