@@ -44,7 +44,7 @@ def test_a_filter_asks_of_every_id_and_holds_in_the_streamed_items(tmp_path: Pat
     assert 2 == items.retain(lambda stub: asked.append(stub.id) or stub.id not in {"i2", "i6"})
     assert [r["id"] for r in _hand_read(path)] == asked
     assert 6 == len(items)
-    items.release_stubs()
+    items.release_check()
     assert [r["id"] for r in _hand_read(path) if r["id"] not in {"i2", "i6"}] == [item.id for item in items]
 
 

@@ -114,7 +114,7 @@ class RunItems:
         values = (value for value in self._values if value is not None)
         return found, {item_id: label_value(value) for item_id, value in zip(self._valued, values, strict=True)}
 
-    def release_stubs(self) -> None:
+    def release_check(self) -> None:
         """Judging starts: what the check kept for the clusters is known; its memory goes."""
         self._values = None
         self._valued = []

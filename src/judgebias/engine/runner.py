@@ -169,7 +169,7 @@ def run_experiment(
     items, judgings, notes = _judges_and_items(config)
     clustering, values = items.clustering()  # a wrong field stops the run here
     clusters = values if clustering else None
-    items.release_stubs()
+    items.release_check()
     for note in notes:
         echo(f"note: {note}")
     cache = open_cache(config.cache)  # an unreachable Redis stops the run here, before any judge call

@@ -29,12 +29,6 @@ class Clustering:
         """The number of clusters."""
         return len(set(self.labels))
 
-    def values_by_id(self, ids: Sequence[str]) -> dict[str, object]:
-        """Each item's value of the field by id (`ids` in the rows' order); items without it, clusters of their
-        own, are left out. What a verdict line records, so a later comparison can draw the same clusters."""
-        pairs = zip(ids, self.labels, strict=True)
-        return {item_id: label[1] for item_id, label in pairs if isinstance(label, tuple) and label[0] == "value"}
-
 
 def cluster_field(setting: str | None) -> str | None:
     """The item field `bootstrap.cluster` reads (auto: question_id), or None when the bootstrap resamples items."""

@@ -1,7 +1,8 @@
 """The run summary: every figure a run reports, computed from the two recorded calls per item (no new calls).
 
-Pure: reads ItemResult rows and returns JSON-ready dicts (str/int/float/bool/None, lists, dicts). NaN never
-appears: an undefined figure is None, and a `*_note` says why when an `_n` of 0 does not make it obvious.
+Pure: reads ItemResult rows as columns (figures.rows: what a kind of row decides is computed once per kind) and
+returns JSON-ready dicts (str/int/float/bool/None, lists, dicts). NaN never appears: an undefined figure is None,
+and a `*_note` says why when an `_n` of 0 does not make it obvious.
 Items whose verdict is "error" are left out of every figure except the error counts. Uncertainty comes from
 one seeded bootstrap shared by all figures (both calls of an item always travel together), over items or, with
 a clustering, over clusters of items (all pairs of one question travel together).
