@@ -278,19 +278,35 @@ def _item(record: dict[str, Any], path: Path, number: int) -> Item:
         if len(voters) != len(votes):
             problem = f"has {len(voters)} names for {len(votes)} human_votes: give one name per vote"
             raise _fail(path, number, "human_voters", problem)
-    model_a = None if record.get("model_a") is None else shared_name(_text(record, "model_a", path, number))
-    model_b = None if record.get("model_b") is None else shared_name(_text(record, "model_b", path, number))
+    model_a = None if record.get("model_a") is None else _text(record, "model_a", path, number)
+    model_b = None if record.get("model_b") is None else _text(record, "model_b", path, number)
+    votes_given = tuple(v for v in votes if v is not None)
+    return _made_item(record, question_field, (item_id, question, a, b), human, model_a, model_b, votes_given, voters)
+
+
+def _made_item(
+    record: dict[str, Any],
+    question_field: str,
+    texts: tuple[str, str, str, str],
+    human: HumanLabel | None,
+    model_a: str | None,
+    model_b: str | None,
+    votes: tuple[HumanLabel, ...] = (),
+    voters: list[str] | tuple[str, ...] = (),
+) -> Item:
+    """The Item of a line's fields once they are known to be right (id, question, a, b in `texts`)."""
     known = _KNOWN_FIELDS[question_field]
+    item_id, question, a, b = texts
     return Item(
         id=item_id,
         question=question,
         a=a,
         b=b,
         human=human,
-        human_votes=tuple(v for v in votes if v is not None),
+        human_votes=votes,
         human_voters=tuple(voters),
-        model_a=model_a,
-        model_b=model_b,
+        model_a=None if model_a is None else shared_name(model_a),
+        model_b=None if model_b is None else shared_name(model_b),
         extra={k: v for k, v in record.items() if k not in known},
     )
 
@@ -314,17 +330,8 @@ def _checked_item(record: dict[str, Any], path: Path, number: int) -> Item:
         or not (model_b is None or type(model_b) is str)
     ):
         return _item(record, path, number)  # votes and their names, or anything odd: every check, as the first time
-    known = _KNOWN_FIELDS[question_field]
-    return Item(
-        id=item_id,
-        question=question,
-        a=a,
-        b=b,
-        human=None if raw_human is None else human_label(raw_human),
-        model_a=None if model_a is None else shared_name(model_a),
-        model_b=None if model_b is None else shared_name(model_b),
-        extra={k: v for k, v in record.items() if k not in known},
-    )
+    human = None if raw_human is None else human_label(raw_human)
+    return _made_item(record, question_field, (item_id, question, a, b), human, model_a, model_b)
 
 
 def _fail(path: Path, number: int, field: str, problem: str) -> UserError:
