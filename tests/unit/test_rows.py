@@ -85,6 +85,9 @@ def test_kinds_are_counted_and_spread_as_the_rows_say() -> None:
             times
         )
     assert by_hand == counted
+    assert [(r.verdict, r.human_votes, r.human_voters) for r in given] == [
+        (k.verdict, k.human_votes, k.human_voters) for k in rows.kind_of_each()
+    ]
     assert [r.verdict == "1" and r.human == "2" for r in given] == rows.per_kind(
         lambda k: k.verdict == "1" and k.human == "2", bool
     ).tolist()

@@ -1,7 +1,8 @@
 """Calibration against people: how well annotators agree with each other (the human ceiling) and how well the
 judge agrees with their majority and with each of them, every figure with a bootstrap interval.
 
-Pure: reads ItemResult rows (their human_votes and human_voters) and returns a JSON-ready dict; no I/O.
+Pure: reads each row's verdict, human_votes and human_voters (an ItemResult, or the kind of row it is, which holds
+them) and returns a JSON-ready dict; no I/O.
 
 Two conventions, both reported and both labelled: *with ties* a tie label is a label like any other (a judge
 tie matches a human tie); *decisive* keeps only decisive human labels ("a" or "b"), so a judge tie there is a
@@ -14,11 +15,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
+from typing import Protocol
 
 import numpy as np
 
 from judgebias.core.labels import HUMAN_LABELS, majority
-from judgebias.core.record import ItemResult
 from judgebias.core.summary import Agreement, Calibration
 from judgebias.figures import stats
 from judgebias.figures.stats import FloatArray, IntArray
@@ -28,6 +29,19 @@ _INDEX: dict[str, int] = {label: i for i, label in enumerate(HUMAN_LABELS)}
 _DECISIVE = ("1", "2")
 
 
+class Voted(Protocol):
+    """What the calibration reads of a row: ItemResult has it, and so has figures.rows.RowKind."""
+
+    @property
+    def verdict(self) -> str: ...
+
+    @property
+    def human_votes(self) -> tuple[str, ...]: ...
+
+    @property
+    def human_voters(self) -> tuple[str, ...]: ...
+
+
 class _Draws:
     """The run's bootstrap (items, or clusters of items) shared by every figure of the calibration.
 
@@ -35,7 +49,7 @@ class _Draws:
     (and in their cluster) are drawn as one unit (stats.units_of, stats.unit_counts), and the draws are made anew
     for each figure from the same seed instead of kept: the same numbers, without resamples x items in memory."""
 
-    def __init__(self, items: Sequence[ItemResult], resamples: int, seed: int, groups: IntArray | None) -> None:
+    def __init__(self, items: Sequence[Voted], resamples: int, seed: int, groups: IntArray | None) -> None:
         kind = stats.cluster_index((r.verdict, r.human_votes, r.human_voters) for r in items)
         self.units = stats.units_of([kind] if groups is None else [kind, groups], len(items))
         self.resamples, self.seed, self.groups = resamples, seed, groups
@@ -114,7 +128,7 @@ def _agreements(
     }
 
 
-def _by_annotator(r: ItemResult) -> dict[str, str]:
+def _by_annotator(r: Voted) -> dict[str, str]:
     """The item's votes by annotator name ({} when its votes are anonymous)."""
     if len(r.human_voters) != len(r.human_votes):
         return {}
@@ -127,7 +141,7 @@ def _kappa_cell(first: str, second: str) -> int:
 
 
 def calibrate(
-    items: Sequence[ItemResult], *, resamples: int = 1000, seed: int = 0, groups: IntArray | None = None
+    items: Sequence[Voted], *, resamples: int = 1000, seed: int = 0, groups: IntArray | None = None
 ) -> Calibration | None:
     """The human ceiling, the judge against the majority and against each annotator; None without votes.
 
@@ -148,7 +162,7 @@ def calibrate(
     }
 
 
-def _ceiling(items: Sequence[ItemResult], annotators: Sequence[str], draws: _Draws) -> Agreement:
+def _ceiling(items: Sequence[Voted], annotators: Sequence[str], draws: _Draws) -> Agreement:
     """How often two people agree (with ties, decisive), and the chance-corrected figure: Cohen's kappa for two
     named annotators, Krippendorff's alpha otherwise."""
     n = len(items)
@@ -181,7 +195,7 @@ def _ceiling(items: Sequence[ItemResult], annotators: Sequence[str], draws: _Dra
     return out
 
 
-def _against(items: Sequence[ItemResult], scored: FloatArray, labels: Sequence[str | None], draws: _Draws) -> Agreement:
+def _against(items: Sequence[Voted], scored: FloatArray, labels: Sequence[str | None], draws: _Draws) -> Agreement:
     """The judge's verdicts against one label per item (None: no label): with ties, decisive, Cohen's kappa."""
     n = len(items)
     has = scored * np.array([label is not None for label in labels], dtype=np.float64)
@@ -198,7 +212,7 @@ def _against(items: Sequence[ItemResult], scored: FloatArray, labels: Sequence[s
     return out
 
 
-def _against_majority(items: Sequence[ItemResult], scored: FloatArray, draws: _Draws) -> Agreement:
+def _against_majority(items: Sequence[Voted], scored: FloatArray, draws: _Draws) -> Agreement:
     """The judge against the strict plurality of each item's votes; split items (no plurality) left out."""
     labels = [majority(r.human_votes) for r in items]
     out = _against(items, scored, labels, draws)
@@ -206,7 +220,7 @@ def _against_majority(items: Sequence[ItemResult], scored: FloatArray, draws: _D
     return out
 
 
-def _against_annotator(items: Sequence[ItemResult], scored: FloatArray, name: str, draws: _Draws) -> Agreement:
+def _against_annotator(items: Sequence[Voted], scored: FloatArray, name: str, draws: _Draws) -> Agreement:
     """The judge against one annotator's labels."""
     labels = [_by_annotator(r).get(name) for r in items]
     return {"annotator": name, **_against(items, scored, labels, draws)}

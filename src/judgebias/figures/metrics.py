@@ -279,7 +279,8 @@ def measure(
     votes: HumanVotes = {}
     if any(r.human_votes for r in items.kinds):
         votes = _human_votes(items, scored, figures)
-        if (calibration := calibrate(items, resamples=resamples, seed=seed, groups=groups)) is not None:
+        calibration = calibrate(items.kind_of_each(), resamples=resamples, seed=seed, groups=groups)
+        if calibration is not None:
             votes["calibration"] = calibration
     labels: HumanLabels = {}
     if any(r.human is not None for r in items.kinds):

@@ -171,6 +171,12 @@ class Rows(Sequence[ItemResult]):
             self._codes = np.frombuffer(self._kind, dtype=np.uint32).astype(np.int64)
         return self._codes
 
+    def kind_of_each(self) -> list[RowKind]:
+        """Each row's kind, in row order: for code that reads rows one by one but only their kinds' fields (a
+        pointer a row, where reading the rows themselves builds an ItemResult each)."""
+        kinds = self.kinds
+        return [kinds[code] for code in self._kind]
+
     def counts(self) -> NDArray[np.int64]:
         """How many rows each kind has (in `kinds` order)."""
         return np.bincount(self.codes(), minlength=len(self.kinds))
