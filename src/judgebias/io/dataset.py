@@ -321,16 +321,16 @@ def _checked_item(record: dict[str, Any], path: Path, number: int) -> Item:
     if not item_id or item_id.isspace() or not question or question.isspace():
         return _item(record, path, number)
     raw_human, votes, voters = record.get("human"), record.get("human_votes"), record.get("human_voters")
+    human = None if raw_human is None else human_label(raw_human)
     model_a, model_b = record.get("model_a"), record.get("model_b")
     if (
-        (raw_human is not None and human_label(raw_human) is None)
+        (raw_human is not None and human is None)
         or votes
         or voters
         or not (model_a is None or type(model_a) is str)
         or not (model_b is None or type(model_b) is str)
     ):
         return _item(record, path, number)  # votes and their names, or anything odd: every check, as the first time
-    human = None if raw_human is None else human_label(raw_human)
     return _made_item(record, question_field, (item_id, question, a, b), human, model_a, model_b)
 
 
