@@ -167,8 +167,7 @@ def run_experiment(
     run = run_dir if isinstance(run_dir, RunDir) else RunDir(run_dir)
     check_settings(config)
     items, judgings, notes = _judges_and_items(config)
-    clustering, values = items.clustering()  # a wrong field stops the run here
-    clusters = values if clustering else None
+    clustering, clusters = items.clustering()  # a wrong field stops the run here
     items.release_check()
     for note in notes:
         echo(f"note: {note}")
