@@ -87,6 +87,21 @@ def test_unit_counts_have_the_moments_of_resampling_items(n: int, shares: list[f
     assert np.array_equal(drawn, again)  # seeded
 
 
+def test_multinomial_blocks_are_small_and_are_the_draws_of_one_call() -> None:
+    """Many units among many items (20,000 units, 400,000 items, as a large run's figures have): each block of
+    multinomial counts holds at most a million cells (its integers and their float copy are both in memory), and
+    the blocks together are exactly numpy's own multinomial draw of every resample in one call with the same seed,
+    so the block size never changes an interval."""
+    n, count, resamples = 400_000, 20_000, 120
+    inverse = np.arange(n, dtype=np.int64) % count
+    units = stats.units_of([inverse], n)
+    assert units.first.size == count and units.first.size * 16 <= n  # the multinomial path
+    blocks = list(stats.unit_counts(units, resamples, seed=7))
+    assert len(blocks) > 1 and all(block.size <= 1_000_000 for block in blocks)
+    whole = np.random.default_rng(7).multinomial(n, units.sizes / n, size=resamples)
+    assert np.array_equal(np.concatenate(blocks), whole)
+
+
 def test_clustered_unit_counts_move_a_cluster_as_one() -> None:
     """With clusters, every unit of a cluster drawn c times holds c times its items; a cluster's count has mean 1
     and variance 1 - 1/C (Multinomial(C, 1/C)), so a unit's count has mean size and variance size^2 (1 - 1/C)."""

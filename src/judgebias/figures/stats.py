@@ -20,6 +20,9 @@ IntArray = NDArray[np.int64]
 
 # Cells of one resample-by-item count block: bounds memory (32 MB of float64) whatever the item count.
 _BLOCK_CELLS = 4_000_000
+# Cells of one block of multinomial draws: its integers and their float copy are both held (16 MB here, not the
+# 64 of a full block), and a multinomial costs per unit drawn, not per call, so smaller blocks cost no time.
+_MULTINOMIAL_BLOCK_CELLS = 1_000_000
 # Up to this n the two-sided test at p = 0.5 is summed exactly in integers; above it, in log space.
 _EXACT_BINOMIAL_MAX_N = 2000
 
@@ -178,7 +181,7 @@ def unit_counts(units: Units, resamples: int, seed: int, groups: IntArray | None
     rng = np.random.default_rng(seed)
     if count * _MULTINOMIAL_ITEMS_PER_UNIT <= n:
         probabilities = units.sizes / n
-        for block in _blocks(resamples, max(1, min(resamples, _BLOCK_CELLS // count))):
+        for block in _blocks(resamples, max(1, min(resamples, _MULTINOMIAL_BLOCK_CELLS // count))):
             yield rng.multinomial(n, probabilities, size=block).astype(np.float64)
         return
     for block in _blocks(resamples, max(1, min(resamples, _BLOCK_CELLS // n))):
