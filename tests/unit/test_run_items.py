@@ -36,6 +36,18 @@ def test_the_items_streamed_are_the_file_s_lines_in_order_cut_and_normalised(tmp
     assert streamed == list(items)
 
 
+def test_released_items_keep_their_count_and_refuse_a_third_reading(tmp_path: Path) -> None:
+    """After judging the items are released (the summary reads rows only): their number stays, and reading them
+    again is an error, not an empty run."""
+    path = write_items(tmp_path / "items.jsonl", RECORDS)
+    items = RunItems(config_of(f"data.path={path}", "data.limit=6"))
+    assert 6 == len(list(items))
+    items.release()
+    assert 6 == len(items)
+    with pytest.raises(RuntimeError, match="released"):
+        iter(items)
+
+
 def test_a_filter_asks_of_every_id_and_holds_in_the_streamed_items(tmp_path: Path) -> None:
     """A judge's filter is asked of every id of the file and leaves its items out of the reading."""
     path = write_items(tmp_path / "items.jsonl", RECORDS)

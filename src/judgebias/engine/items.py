@@ -78,11 +78,13 @@ class RunItems:
         self._valued = valued
         self._extra_fields = extra_fields
         self._held = held
+        self._released = False
         self._ids = hashes
+        self._count = len(hashes)
         self._tokenizer = self._load_tokenizer()
 
     def __len__(self) -> int:
-        return len(self._ids)
+        return self._count
 
     def retain(self, keep: Callable[[Item], bool]) -> int:
         """Keep only the items `keep` accepts, asked of each item's id alone (a replay judge's recorded items: the
@@ -99,6 +101,7 @@ class RunItems:
         if self._held is not None:
             self._held = [self._held[i] for i in kept]
         self._ids = array.array("q", (self._ids[i] for i in kept))
+        self._count = len(kept)
         return len(ids) - len(kept)
 
     def clustering(self) -> tuple[Clustering | None, dict[str, object]]:
@@ -119,7 +122,14 @@ class RunItems:
         self._values = None
         self._valued = []
 
+    def release(self) -> None:
+        """Every item is judged: the ids' hashes (8 bytes an item) and any held items go before the summary,
+        which reads only the rows; the items cannot be read again."""
+        self._ids, self._held, self._released = array.array("q"), None, True
+
     def __iter__(self) -> Iterator[Item]:
+        if self._released:
+            raise RuntimeError("the items were released after judging")
         return map(self._normalised, self._read())
 
     def _read(self) -> Iterator[Item]:

@@ -183,6 +183,7 @@ def run_experiment(
             echo(console.format_dry_run(estimate))
             return estimate
         judged = _judge(_Job(config, judgings, items, cache, run, used, clusters))
+        items.release()
         used.finish(_paid_judges(judgings))
     except CacheUnavailable as error:
         raise CacheUnavailable(

@@ -111,7 +111,7 @@ class Statistic:
     (stats.units_of) instead of on every item: `on(rows)` is the same statistic over those rows only."""
 
     make: Callable[..., Replicates]  # make(*columns): the figure under weights (resamples x rows)
-    columns: tuple[NDArray[Any], ...]  # float64, or a byte a value where every value is 0 or 1
+    columns: tuple[NDArray[Any], ...]  # float64, integers (exact in float64), or a byte a value
 
     @functools.cached_property
     def _replicates(self) -> Replicates:
@@ -669,7 +669,7 @@ def _length(
     figures.rates["longer_wins"] = (longer_won, differs)
     out: Length = {"longer_wins": _point(longer_won, differs), "longer_wins_n": int(differs.sum())}
     keep = scored > 0
-    out["length_verdict_corr"] = stats.pearson(chars[keep], score[keep])
+    out["length_verdict_corr"] = stats.pearson(chars[keep].astype(np.float64), score[keep])
     if out["length_verdict_corr"] is not None:
         figures.others["length_verdict_corr"] = Statistic(_weighted_correlation, (chars, score, scored))
     if not items.any_column("chars_a", "chars_b", "words_a", "words_b"):
@@ -693,7 +693,7 @@ def _length_controlled(
     keep = np.flatnonzero(decisive)
     out: Length = {"length_controlled_win_rate": None, "length_controlled_n": int(keep.size)}
     x = items.log_ratio("words_a", "words_b")[keep]
-    y = _picked_values(items, keep, lambda r: 1.0 if r.verdict == "1" else 0.0)
+    y = _picked_values(items, keep, lambda r: r.verdict == "1", np.uint8)  # a byte a verdict, read against floats
     if keep.size < _MIN_LC_ITEMS:
         needed = f"the length-controlled win rate needs at least {_MIN_LC_ITEMS}"
         out["length_controlled_note"] = f"only {counted(keep.size, 'decisive verdict')}; {needed}"
@@ -767,7 +767,7 @@ def _style_controlled(items: Rows, decisive: Mask, figures: _Figures) -> StyleBi
         out["style_controlled_identifiable"] = False
         return out
     design = np.column_stack([np.ones(keep.size), z])
-    y = _picked_values(items, keep, lambda r: 1.0 if r.verdict == "1" else 0.0)
+    y = _picked_values(items, keep, lambda r: r.verdict == "1", np.uint8)  # a byte a verdict, read against floats
     reason = identifiability.before_fit(design, y, names)
     beta = stats.fit_logistic_many(design, y, np.ones((1, keep.size)))[0]
     reason = reason or identifiability.after_fit(beta, names)
@@ -823,9 +823,10 @@ def _spread_out(
     return out
 
 
-def _weighted_correlation(x: FloatArray, y: FloatArray, counted: Mask) -> Replicates:
-    """Pearson's correlation of x and y over the counted rows, under weights."""
-    return lambda weights: stats.weighted_pearson_batch(x, y, weights * counted)
+def _weighted_correlation(x: NDArray[Any], y: FloatArray, counted: Mask) -> Replicates:
+    """Pearson's correlation of x (integers or floats) and y over the counted rows, under weights."""
+    as_floats = x.astype(np.float64)
+    return lambda weights: stats.weighted_pearson_batch(as_floats, y, weights * counted)
 
 
 def _style_covariates(items: Rows, rows: IntArray | None = None) -> tuple[list[str], FloatArray]:
@@ -904,28 +905,34 @@ def _human_labels(items: Rows, scored: Mask, threshold: float, figures: _Figures
         "human_agreement_decisive_n": int(both_decisive.sum()),
     }
 
-    # Kappa table: rows = judge verdict, columns = human label, categories 1 / 2 / tie; one-hot per item, in a
-    # byte a cell (read only through sums and products with float weights: the same numbers as in float64).
+    # Kappa table: rows = judge verdict, columns = human label, categories 1 / 2 / tie; each item's cell of the
+    # table in a byte (_NO_CELL: counted in none), made one-hot only on the rows the bootstrap reads.
     def cell(r: RowKind) -> int:
         if r.human in _KAPPA_LABELS and r.verdict in _KAPPA_LABELS:
             return 3 * _KAPPA_LABELS.index(r.verdict) + _KAPPA_LABELS.index(r.human)
-        return -1
+        return _NO_CELL
 
-    cells = _picked_values(items, None, cell, np.int64)
-    counted_rows = np.flatnonzero((scored > 0) & (cells >= 0))
-    onehot = np.zeros((len(items), 9), dtype=np.uint8)
-    onehot[counted_rows, cells[counted_rows]] = 1
-    out["cohen_kappa"] = stats.cohen_kappa(onehot.sum(axis=0).reshape(3, 3))
-    out["cohen_kappa_n"] = int(onehot.sum())
+    cells = _picked_values(items, None, cell, np.uint8)
+    cells[scored == 0] = _NO_CELL
+    table = np.bincount(cells, minlength=_NO_CELL + 1)[:_NO_CELL].astype(np.float64)
+    out["cohen_kappa"] = stats.cohen_kappa(table.reshape(3, 3))
+    out["cohen_kappa_n"] = int(table.sum())
     if out["cohen_kappa"] is not None:
-        figures.others["cohen_kappa"] = Statistic(_kappa, (onehot,))
+        figures.others["cohen_kappa"] = Statistic(_kappa, (cells,))
     out |= _agreement_verdict(out["human_agreement"], out["human_agreement_n"], items, threshold, ceiling)
     return out
 
 
-def _kappa(onehot: NDArray[np.uint8]) -> Replicates:
-    """Cohen's kappa of the (judge, human) one-hot cells under weights."""
-    return lambda weights: stats.cohen_kappa_batch((weights @ onehot).reshape(-1, 3, 3))
+_NO_CELL = 9  # an item in no cell of the kappa table (unscored, or a verdict or label outside 1 / 2 / tie)
+
+
+def _kappa(cells: NDArray[np.uint8]) -> Replicates:
+    """Cohen's kappa of the (judge, human) cells under weights: each row one-hot in a byte a cell (read through
+    products with float weights: the same numbers as in float64)."""
+    onehot = np.zeros((cells.size, _NO_CELL + 1), dtype=np.uint8)
+    onehot[np.arange(cells.size), cells] = 1
+    counted = np.ascontiguousarray(onehot[:, :_NO_CELL])
+    return lambda weights: stats.cohen_kappa_batch((weights @ counted).reshape(-1, 3, 3))
 
 
 def _agreement_verdict(

@@ -29,6 +29,7 @@ from judgebias.core.verdict import Outcome, Positional
 NO_TOKENS = -1  # tokens_a/tokens_b not counted (the tokenizer is words): None in the row
 _LOOKED_UP = 4096  # kinds past which the table of kinds is dropped if most rows have a kind of their own
 _LOG_TABLE = 1 << 16  # lengths below this read their logarithm from a table of every value (512 KB)
+_SHORT_END = 0xFFFFFFFF  # the ids' UTF-8 up to this many bytes: their ends in 4 bytes a row
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -59,11 +60,11 @@ class Rows(Sequence[ItemResult]):
         self._kind = array("I")
         self._chars_a, self._chars_b = array("i"), array("i")  # 4 bytes a value: an answer is under 2 GB
         self._words_a, self._words_b = array("i"), array("i")
-        self._tokens_a, self._tokens_b = array("i"), array("i")
-        self._soft = array("d")  # NaN: no soft preference
+        self._tokens_a, self._tokens_b = _Sparse("i", NO_TOKENS), _Sparse("i", NO_TOKENS)
+        self._soft = _Sparse("d", math.nan)  # NaN: no soft preference
         self._id_text = bytearray()  # every id's UTF-8, one after the other (lone surrogates kept)
-        self._id_ends = array("Q")
-        self._codes: NDArray[np.int64] | None = None
+        self._id_ends = array("I")  # 8 bytes a row only once the ids pass 4 GB
+        self._codes: NDArray[np.int32] | None = None
         for row in rows:
             self.append(row)
 
@@ -107,11 +108,14 @@ class Rows(Sequence[ItemResult]):
         self._chars_b.append(row.chars_b)
         self._words_a.append(row.words_a)
         self._words_b.append(row.words_b)
-        self._tokens_a.append(NO_TOKENS if row.tokens_a is None else row.tokens_a)
-        self._tokens_b.append(NO_TOKENS if row.tokens_b is None else row.tokens_b)
-        self._soft.append(math.nan if row.soft is None else row.soft)
+        self._tokens_a.append(row.tokens_a)
+        self._tokens_b.append(row.tokens_b)
+        self._soft.append(row.soft)
         self._id_text += row.id.encode("utf-8", "surrogatepass")
-        self._id_ends.append(len(self._id_text))
+        end = len(self._id_text)
+        if end > _SHORT_END and self._id_ends.typecode == "I":
+            self._id_ends = array("Q", self._id_ends)
+        self._id_ends.append(end)
         self._codes = None
 
     def __len__(self) -> int:
@@ -128,7 +132,7 @@ class Rows(Sequence[ItemResult]):
             return [self[i] for i in range(*index.indices(len(self)))]
         i = range(len(self))[index]  # negative indices, and IndexError past the end
         kind = self.kinds[self._kind[i]]
-        tokens_a, tokens_b, soft = self._tokens_a[i], self._tokens_b[i], self._soft[i]
+        tokens_a, tokens_b, soft = self._tokens_a.get(i), self._tokens_b.get(i), self._soft.get(i)
         return ItemResult(
             id=self.id(i),
             verdict=kind.verdict,
@@ -144,9 +148,9 @@ class Rows(Sequence[ItemResult]):
             chars_b=self._chars_b[i],
             words_a=self._words_a[i],
             words_b=self._words_b[i],
-            tokens_a=None if tokens_a == NO_TOKENS else tokens_a,
-            tokens_b=None if tokens_b == NO_TOKENS else tokens_b,
-            soft=None if math.isnan(soft) else soft,
+            tokens_a=tokens_a,
+            tokens_b=tokens_b,
+            soft=soft,
             style_a=kind.style_a,
             style_b=kind.style_b,
             calls=kind.calls,
@@ -165,10 +169,10 @@ class Rows(Sequence[ItemResult]):
         """Every row's id, in order."""
         return [self.id(i) for i in range(len(self))]
 
-    def codes(self) -> NDArray[np.int64]:
-        """Each row's kind number (an index into `kinds`)."""
+    def codes(self) -> NDArray[np.int32]:
+        """Each row's kind number (an index into `kinds`; 4 bytes a row: a run has fewer than 2**31 rows)."""
         if self._codes is None:
-            self._codes = np.frombuffer(self._kind, dtype=np.uint32).astype(np.int64)
+            self._codes = np.frombuffer(self._kind, dtype=np.uint32).astype(np.int32)
         return self._codes
 
     def kind_of_each(self) -> list[RowKind]:
@@ -192,21 +196,23 @@ class Rows(Sequence[ItemResult]):
 
     def column(self, name: str) -> NDArray[np.int32]:
         """A length column by its ItemResult name (chars_a, words_b, tokens_a, ...; NO_TOKENS for None)."""
+        if name in ("tokens_a", "tokens_b"):
+            return self._tokens_a.column(len(self)) if name == "tokens_a" else self._tokens_b.column(len(self))
         return np.frombuffer(self._columns()[name], dtype=np.int32).copy()
 
-    def difference(self, first: str, second: str) -> NDArray[np.float64]:
-        """first - second per row, as floats (exact: the lengths are below 2**31)."""
-        out = self.column(first).astype(np.float64)
+    def difference(self, first: str, second: str) -> NDArray[np.int32]:
+        """first - second per row (4 bytes a row: two lengths from 0 to 2**31 - 1 differ by less than 2**31)."""
+        out = self.column(first)
         out -= self.column(second)
         return out
 
     def any_column(self, *names: str) -> bool:
         """Whether any row has a non-zero value in any of these length columns."""
-        return any(any(self._columns()[name]) for name in names)
+        return any(self.column(name).any() for name in names)
 
     def soft(self) -> NDArray[np.float64]:
         """Each row's soft preference (NaN: none)."""
-        return np.frombuffer(self._soft, dtype=np.float64).copy()
+        return self._soft.column(len(self))
 
     def log_ratio(self, first: str, second: str) -> NDArray[np.float64]:
         """log(first + 1) - log(second + 1) per row, each logarithm as math.log gives it (a table of the values
@@ -232,6 +238,37 @@ class Rows(Sequence[ItemResult]):
             "chars_b": self._chars_b,
             "words_a": self._words_a,
             "words_b": self._words_b,
-            "tokens_a": self._tokens_a,
-            "tokens_b": self._tokens_b,
         }
+
+
+class _Sparse:
+    """A column whose rows usually all hold None (no token count, no soft preference): no array is kept until a
+    row holds a value; from then on every row has its cell, None stored as `missing`."""
+
+    __slots__ = ("_missing", "_rows", "_typecode", "_values")
+
+    def __init__(self, typecode: str, missing: float) -> None:
+        self._typecode, self._missing = typecode, missing
+        self._values: array[Any] = array(typecode)
+        self._rows = 0
+
+    def append(self, value: float | None) -> None:
+        if value is not None and not self._values:
+            self._values.extend([self._missing] * self._rows)  # the rows before the first value
+        if value is not None or self._values:
+            self._values.append(self._missing if value is None else value)
+        self._rows += 1
+
+    def get(self, i: int) -> Any:
+        """Row i's value (None: missing)."""
+        if not self._values:
+            return None
+        value = self._values[i]
+        return None if value == self._missing or value != value else value  # NaN is missing too
+
+    def column(self, n: int) -> NDArray[Any]:
+        """All `n` rows' values, `missing` where None."""
+        dtype = np.int32 if self._typecode == "i" else np.float64
+        if not self._values:
+            return np.full(n, self._missing, dtype=dtype)
+        return np.frombuffer(self._values, dtype=dtype).copy()

@@ -317,7 +317,10 @@ def fit_logistic_batch(
     rows = w.shape[0]
     b0 = np.full(rows, start[0], dtype=np.float64)
     b1 = np.full(rows, start[1], dtype=np.float64)
-    basis = np.stack([np.ones_like(x), x, x * x], axis=1)
+    basis = np.empty((x.size, 3), dtype=np.float64)  # (1, x, x^2) per item, filled in place: no copies of x
+    basis[:, 0] = 1.0
+    basis[:, 1] = x
+    np.multiply(x, x, out=basis[:, 2])
     for _ in range(max_iter):
         # In place on (rows, items) arrays: p = sigmoid(b0 + b1 * x), then the weighted gradient and Hessian
         # sums as matrix products with the basis (1, x, x^2).
