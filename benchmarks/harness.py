@@ -123,6 +123,22 @@ def machine() -> dict[str, str]:
     }
 
 
+def tree_rss_kib(pid: int) -> int:
+    """The RSS of a process and all its descendants, summed (KiB; 0 once they are gone)."""
+    total, waiting = 0, [pid]
+    while waiting:
+        current = waiting.pop()
+        try:
+            with open(f"/proc/{current}/status", encoding="ascii", errors="replace") as status:
+                total += next((int(line.split()[1]) for line in status if line.startswith("VmRSS:")), 0)
+            for task in os.listdir(f"/proc/{current}/task"):
+                with open(f"/proc/{current}/task/{task}/children", encoding="ascii") as children:
+                    waiting += [int(child) for child in children.read().split()]
+        except (OSError, ValueError):
+            continue  # ended between two reads
+    return total
+
+
 def run_measured(
     args: Sequence[str],
     *,
@@ -132,11 +148,13 @@ def run_measured(
     timeout: float = 900.0,
     while_running: Callable[[], None] | None = None,
 ) -> Measured:
-    """Run `args` in a fresh process: wall seconds, exit code, output, and the process's own peak RSS.
+    """Run `args` in a fresh process: wall seconds, exit code, output, and the peak RSS of the run's processes.
 
-    The peak RSS comes from GNU time (/usr/bin/time), a small C process between this one and the measured one:
-    Linux carries the parent's high-water mark into a forked child's ru_maxrss across exec, so a child spawned
-    straight from this (large) process would report at least this process's size.
+    The peak RSS of each process comes from GNU time (/usr/bin/time), a small C process between this one and the
+    measured one: Linux carries the parent's high-water mark into a forked child's ru_maxrss across exec, so a
+    child spawned straight from this (large) process would report at least this process's size. GNU time gives
+    the largest single process; a run that judges on several cores has several at once, so their RSS is also
+    summed every few milliseconds (pages they share counted in each: an upper bound), and the larger is kept.
     """
     log_dir.mkdir(parents=True, exist_ok=True)
     out_path, err_path, rss_path = log_dir / "stdout.txt", log_dir / "stderr.txt", log_dir / "maxrss.txt"
@@ -144,6 +162,7 @@ def run_measured(
     with out_path.open("wb") as out, err_path.open("wb") as err:
         started = time.perf_counter()
         process = subprocess.Popen(command, stdout=out, stderr=err, env=env, cwd=cwd)
+        summed, sampled = 0, 0.0
         while process.poll() is None:
             if time.perf_counter() - started > timeout:
                 process.kill()
@@ -151,12 +170,16 @@ def run_measured(
                 break
             if while_running is not None:
                 while_running()
+            if time.perf_counter() - sampled >= 0.02:
+                sampled = time.perf_counter()
+                summed = max(summed, tree_rss_kib(process.pid))
             time.sleep(0.005)
         seconds = time.perf_counter() - started
     rss = 0
     if GNU_TIME and rss_path.exists():
         lines = rss_path.read_text(encoding="utf-8").split()
         rss = int(lines[-1]) if lines and lines[-1].isdigit() else 0
+    rss = max(rss, summed)
     return Measured(
         code=process.returncode,
         seconds=seconds,
