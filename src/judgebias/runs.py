@@ -23,7 +23,7 @@ from pathlib import Path
 
 from judgebias.core.errors import UserError
 from judgebias.core.terminal import escape_controls
-from judgebias.io.run_dir import HYDRA, LEFTOVERS, MULTIRUN, SUMMARY, RunDir
+from judgebias.io.run_dir import HYDRA, MULTIRUN, SUMMARY, RunDir, is_leftover
 from judgebias.process import startup
 from judgebias.process.command import run_command
 
@@ -37,7 +37,7 @@ class RunFolder:
     path: Path
     status: str  # the summary's status; "interrupted" or "missing" when the run wrote none
     reason: str  # the failure record's reason, or what the folder holds
-    has_result: bool  # False: only leftovers (see LEFTOVERS), safe to remove
+    has_result: bool  # False: only leftovers (see run_dir.is_leftover), safe to remove
 
 
 def describe(folder: Path) -> RunFolder:
@@ -49,7 +49,7 @@ def describe(folder: Path) -> RunFolder:
     partial = run.verdicts_partial
     if SUMMARY not in names or summary.get("error") == "interrupted":
         status = "interrupted"
-    if names <= LEFTOVERS and status in NO_RESULT_STATUSES | {"interrupted"}:
+    if all(map(is_leftover, names)) and status in NO_RESULT_STATUSES | {"interrupted"}:
         decided = _count_lines(partial) if partial.is_file() else 0
         reason = str(summary.get("error") or "stopped before it finished")
         if decided:

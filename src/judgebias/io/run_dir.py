@@ -93,3 +93,10 @@ class RunDir:
 
 LEFTOVERS = frozenset({HYDRA, SUMMARY, RUN_LOG, VERDICTS + PARTIAL, CACHE_KEYS + PARTIAL})
 """What a run that stopped before its result leaves behind: none of it is read by a rerun."""
+
+
+def is_leftover(name: str) -> bool:
+    """Whether a file or folder of a run folder is one of LEFTOVERS, or a part's verdicts (verdicts.jsonl.part.N)
+    that a run judged in parts and killed left."""
+    prefix = VERDICTS + PARTIAL + "."
+    return name in LEFTOVERS or (name.startswith(prefix) and name[len(prefix) :].isdigit())
