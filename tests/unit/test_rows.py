@@ -189,3 +189,26 @@ def test_rows_of_their_own_read_back_whole_and_cost_no_more_than_the_rows_they_r
     assert [dataclasses.astuple(row) for row in given] == [dataclasses.astuple(row) for row in rows]
     assert len(as_objects) == len(rows)
     assert as_columns < as_list, f"{as_columns / 20_000:.0f} against {as_list / 20_000:.0f} bytes a row"
+
+
+@pytest.mark.parametrize("cut", [0, 1, 137, 299, 300])
+def test_rows_joined_from_parts_read_back_as_the_rows_put_in(cut: int) -> None:
+    """Rows of a run's later part, sent from another process (pickled) and joined at the end: every row reads back
+    as the row put in, and every column equals the one of the rows kept in one piece (token counts and soft
+    preferences present in one part only included)."""
+    import pickle
+
+    given = _rows(300, seed=11)
+    given[:cut] = [dataclasses.replace(row, tokens_a=None, soft=None) for row in given[:cut]]
+    whole = Rows(given)
+    joined = Rows(given[:cut])
+    joined.extend(pickle.loads(pickle.dumps(Rows(given[cut:]))))
+    assert [dataclasses.astuple(row) for row in given] == [dataclasses.astuple(row) for row in joined]
+    assert joined.ids() == whole.ids()
+    for name in ("chars_a", "words_b", "tokens_a", "tokens_b"):
+        assert joined.column(name).tolist() == whole.column(name).tolist()
+    assert joined.soft().tobytes() == whole.soft().tobytes()
+    assert [(kind.verdict, times) for kind, times in joined.counted() if times] == [
+        (kind.verdict, times) for kind, times in joined.counted()
+    ]
+    assert sum(times for _, times in joined.counted()) == len(given)

@@ -4,6 +4,7 @@ The expected items come from the file itself, read here with the json module and
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import threading
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from judgebias.core.errors import UserError
+from judgebias.engine import items as items_module
 from judgebias.engine.items import RunItems
 from tests.helpers import write_items
 from tests.reliability.helpers import config_of
@@ -46,6 +48,40 @@ def test_released_items_keep_their_count_and_refuse_a_third_reading(tmp_path: Pa
     assert 6 == len(items)
     with pytest.raises(RuntimeError, match="released"):
         iter(items)
+
+
+@pytest.mark.parametrize("kept", ["all", "filtered"])
+def test_parts_read_from_their_marked_lines_are_the_items_in_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kept: str
+) -> None:
+    """200 items (a BOM, blank lines, a line past data.limit=190), marks every 8 items, cut into 3 parts, with and
+    without a judge's filter: the parts, each read from its own line, are the file's items in order (read here
+    with the json module, filtered and cut by hand), and the same as one reading of all."""
+    monkeypatch.setattr(items_module, "_MARK_EVERY", 8)
+    records = [{"id": f"r{n}", "question": f"Q{n}?", "a": f"a {n}", "b": f"b{n}"} for n in range(200)]
+    lines = [json.dumps(record) for record in records]
+    lines[50:50] = ["", "  "]
+    path = tmp_path / "items.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + ("\n".join(lines) + "\n").encode("utf-8"))
+    items = RunItems(config_of(f"data.path={path}", "data.limit=190"))
+    expected = [record["id"] for record in records[:190]]
+    if kept == "filtered":
+        items.retain(lambda item: int(item.id[1:]) % 3 != 0)
+        expected = [item_id for item_id in expected if int(item_id[1:]) % 3 != 0]
+    items.release_check()
+    parts = items.parts(3)
+    assert len(parts) == 3 and parts[0].start == 0 and parts[-1].stop == len(expected)
+    assert all(one.stop == two.start for one, two in itertools.pairwise(parts))
+    read = [[item.id for item in items.part(part)] for part in parts]
+    assert [item_id for ids in read for item_id in ids] == expected == [item.id for item in items]
+    assert all(ids for ids in read)
+
+
+def test_a_file_of_fewer_items_than_a_mark_is_one_part(tmp_path: Path) -> None:
+    path = write_items(tmp_path / "items.jsonl", RECORDS)
+    items = RunItems(config_of(f"data.path={path}"))
+    items.release_check()
+    assert [(part.start, part.stop) for part in items.parts(4)] == [(0, len(RECORDS))]
 
 
 def test_a_filter_asks_of_every_id_and_holds_in_the_streamed_items(tmp_path: Path) -> None:

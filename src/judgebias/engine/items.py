@@ -22,7 +22,7 @@ from judgebias.config.schema import Config
 from judgebias.core.errors import UserError
 from judgebias.core.item import Item
 from judgebias.figures.clustering import Clustering, cluster_field, clustering_of, field_value, label_value
-from judgebias.io.dataset import normalize_item, read_items, resolve_path
+from judgebias.io.dataset import START, Place, Places, normalize_item, read_items, resolve_path
 from judgebias.io.tokenizer import WORDS, Tokenizer, load_tokenizer
 
 
@@ -44,6 +44,18 @@ class _Stamp:
         return cls(found.st_ino, found.st_size, found.st_mtime_ns) if stat.S_ISREG(found.st_mode) else None
 
 
+_MARK_EVERY = 4096  # items between two places kept for judging in parts (a million items: 245 places)
+
+
+@dataclasses.dataclass(frozen=True)
+class Part:
+    """Items start .. stop - 1 of the run, whose first line is at `place` in the data file."""
+
+    start: int
+    stop: int
+    place: Place
+
+
 class RunItems:
     """The items a run judges, in order: a hash of each id (and each value of the clustering's field) until judging
     starts, then read again.
@@ -61,7 +73,8 @@ class RunItems:
         values: list[object] = []  # each item's value of `field` (None: the item has none)
         valued: list[str] = []  # the ids of the items that have one, in order
         extra_fields: set[str] = set()  # named when `field` is in no item
-        for item in read_items(self.path):
+        places = Places() if held is None else None  # where each item's line starts, until judging starts
+        for item in read_items(self.path, places=places):
             if data.limit is not None and len(hashes) >= data.limit:
                 continue  # the rest of the file is still checked
             if held is not None:
@@ -81,6 +94,10 @@ class RunItems:
         self._released = False
         self._ids = hashes
         self._count = len(hashes)
+        if places is not None:
+            del places.offsets[self._count :], places.lines[self._count :]  # lines past data.limit
+        self._places = places
+        self._marks: dict[int, Place] = {}  # the place of every _MARK_EVERY-th item, kept for judging in parts
         self._tokenizer = self._load_tokenizer()
 
     def __len__(self) -> int:
@@ -100,6 +117,11 @@ class RunItems:
             self._valued = [item_id for item_id in self._valued if item_id in names]
         if self._held is not None:
             self._held = [self._held[i] for i in kept]
+        if self._places is not None:
+            offsets, lines = self._places.offsets, self._places.lines
+            self._places = Places(
+                array.array("q", (offsets[i] for i in kept)), array.array("I", (lines[i] for i in kept))
+            )
         self._ids = array.array("q", (self._ids[i] for i in kept))
         self._count = len(kept)
         return len(ids) - len(kept)
@@ -118,9 +140,28 @@ class RunItems:
         return found, {item_id: label_value(value) for item_id, value in zip(self._valued, values, strict=True)}
 
     def release_check(self) -> None:
-        """Judging starts: what the check kept for the clusters is known; its memory goes."""
+        """Judging starts: what the check kept for the clusters is known; its memory goes, but for the place of
+        every _MARK_EVERY-th item (where a part of the items can start)."""
         self._values = None
         self._valued = []
+        if self._places is not None:
+            self._marks = {i: self._places[i] for i in range(0, self._count, _MARK_EVERY)}
+        self._places = None
+
+    def parts(self, count: int) -> list[Part]:
+        """The items cut into up to `count` parts of about equal size, in order, each starting at a marked item (one
+        part when the items are held, or too few to cut)."""
+        starts = sorted({min(self._marks, key=lambda m: abs(m - k * self._count // count)) for k in range(count)})
+        if self._held is not None or len(starts) < 2 or starts[0] != 0:
+            return [Part(0, self._count, START)]
+        stops = [*starts[1:], self._count]
+        return [Part(start, stop, self._marks[start]) for start, stop in zip(starts, stops, strict=True)]
+
+    def part(self, part: Part) -> Iterator[Item]:
+        """The items of one part, normalised, read from the file where the part starts."""
+        if self._released:
+            raise RuntimeError("the items were released after judging")
+        return map(self._normalised, self._read(part))
 
     def release(self) -> None:
         """Every item is judged: the ids' hashes (8 bytes an item) and any held items go before the summary,
@@ -132,17 +173,18 @@ class RunItems:
             raise RuntimeError("the items were released after judging")
         return map(self._normalised, self._read())
 
-    def _read(self) -> Iterator[Item]:
-        """The items kept, as the file (or the pipe's reading) holds them, in order."""
+    def _read(self, part: Part | None = None) -> Iterator[Item]:
+        """The items kept (of one part), as the file (or the pipe's reading) holds them, in order."""
         if self._held is not None:
             yield from self._held
             return
-        expected, count = self._ids, len(self._ids)
+        part = part or Part(0, len(self._ids), START)
+        expected, count = self._ids[part.start : part.stop], part.stop - part.start
         if not count:
             return
         self._check_unchanged()
         taken = 0
-        with contextlib.closing(read_items(self.path, checked=True)) as items:
+        with contextlib.closing(read_items(self.path, checked=True, start=part.place)) as items:
             for item in items:
                 if hash(item.id) != expected[taken]:
                     continue  # left out by data.limit or a replay judge's filter

@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import platform
+import shutil
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence, Sized
 from pathlib import Path
@@ -46,11 +47,18 @@ _LINE_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
 class VerdictWriter:
     """Streams one verdicts.jsonl line per item, in dataset order, as items are decided."""
 
-    def __init__(self, run: RunDir, *, ensemble: bool, clusters: Mapping[str, object] | None = None) -> None:
+    def __init__(
+        self,
+        run: RunDir,
+        *,
+        ensemble: bool,
+        clusters: Mapping[str, object] | None = None,
+        partial: Path | None = None,
+    ) -> None:
         run.make()
         self.clusters = clusters or {}  # item id -> its value of bootstrap.cluster's field, when the run clusters
         self.final = run.verdicts
-        self.partial = run.verdicts_partial
+        self.partial = partial or run.verdicts_partial  # a part of the run judged in another process: its own file
         self.ensemble = ensemble
         self.lines = 0
         self.file = self.partial.open("w", encoding="utf-8")
@@ -76,6 +84,17 @@ class VerdictWriter:
             line["cluster"] = self.clusters[item.id]
         self.file.write(_LINE_ENCODER.encode(line) + "\n")
         self.lines += 1
+
+    def append(self, lines: Path, count: int) -> None:
+        """Add the `count` lines another process wrote for the items after these (a part of the run)."""
+        self.file.flush()
+        with lines.open("r", encoding="utf-8") as part:
+            shutil.copyfileobj(part, self.file, 1 << 20)
+        self.lines += count
+
+    def close(self) -> None:
+        """A part of the run is written: its file stays for the process that joins the parts."""
+        self.file.close()
 
     def commit(self) -> None:
         """The run completed: the file becomes verdicts.jsonl."""

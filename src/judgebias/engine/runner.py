@@ -48,7 +48,8 @@ from judgebias.core.summary import DryRunEstimate, Summary
 from judgebias.core.verdict import is_consistent, reconcile
 from judgebias.engine import outputs
 from judgebias.engine.budget import Budget, Meter, Spend, UnusedAttempts, charged, metered, worst_case
-from judgebias.engine.items import RunItems
+from judgebias.engine.items import Part, RunItems
+from judgebias.engine.parts import JudgePart, PartJudged, PartProcess, parts_wanted
 from judgebias.engine.progress import Progress
 from judgebias.figures.clustering import Clustering
 from judgebias.figures.metrics import ensemble_results, soft_preference
@@ -269,7 +270,11 @@ def _judge(job: _Job) -> _Judged:
     if prefilled.batched and cache.mode == CacheMode.refresh:
         cache.mode = CacheMode.use  # the batch refreshed every call: the rest of the run reads its replies
     full, imported, stored = FullCache(), ImportedReplies(), StoredTimes()
-    per_judge, combined, failed_by_kind = _judge_all(job, full, imported, prefilled.batched, stored, spending)
+    parts = job.items.parts(1 if any(j.backend.paid for j in judgings) else parts_wanted(len(items)))
+    if len(parts) > 1:  # every judge is free: nothing is sent, cached or paid, so each core judges a part
+        per_judge, combined, failed_by_kind = _judge_in_parts(job, parts, full, imported, stored, spending)
+    else:
+        per_judge, combined, failed_by_kind = _judge_all(job, full, imported, prefilled.batched, stored, spending)
     return _Judged(
         per_judge, combined, failed_by_kind, time.monotonic() - started, prefilled.batches, full, imported, stored,
         spending, budget,
@@ -431,15 +436,101 @@ def _judge_all(
     written; the one judge's rows otherwise) and the number of failed calls. `stored` collects the stored times
     of the cached replies used.
     """
-    config, judgings, items, cache, run, used = job.config, job.judgings, job.items, job.cache, job.run, job.used
+    writer = outputs.VerdictWriter(job.run, ensemble=len(job.judgings) > 1, clusters=job.clusters)
+    progress = Progress(len(job.items), job.config.progress, job.judgings)
+    try:
+        judged = _judge_items(job, job.items, writer, progress, full, imported, batched, stored, spending)
+        writer.commit()
+    except BaseException:
+        writer.abandon()  # keep what was decided in verdicts.jsonl.part
+        raise
+    finally:
+        progress.close()
+    return judged
+
+
+def _judge_in_parts(
+    job: _Job,
+    parts: list[Part],
+    full: FullCache,
+    imported: ImportedReplies,
+    stored: StoredTimes,
+    spending: _Spending,
+) -> tuple[dict[str, Rows], Rows, collections.Counter[str]]:
+    """`_judge_all` for free judges, the first part here and each later one in a forked process: the same lines,
+    joined in order into verdicts.jsonl, and the same rows."""
+    ensemble = len(job.judgings) > 1
+
+    def judge_part(part: Part) -> JudgePart:
+        def judge(lines: Path, done: Any) -> PartJudged:
+            writer = outputs.VerdictWriter(job.run, ensemble=ensemble, clusters=job.clusters, partial=lines)
+            progress = Progress(part.stop - part.start, "off", job.judgings, shared=done)
+            per_judge, combined, failures = _judge_items(
+                job, job.items.part(part), writer, progress, FullCache(), ImportedReplies()
+            )
+            writer.close()
+            calls = progress.live + progress.cached
+            return PartJudged(per_judge, combined if ensemble else None, failures, writer.lines, calls, progress.cached)
+
+        return judge
+
+    job.run.make()
+    partial = job.run.verdicts_partial
+    helpers = [
+        PartProcess(judge_part(part), partial.with_name(f"{partial.name}.{number}"))
+        for number, part in enumerate(parts[1:], start=1)
+    ]
+    waiting = list(helpers)
+    writer = outputs.VerdictWriter(job.run, ensemble=ensemble, clusters=job.clusters)
+    progress = Progress(
+        len(job.items), job.config.progress, job.judgings, elsewhere=lambda: sum(h.done for h in waiting)
+    )
+    try:
+        first = job.items.part(parts[0])
+        per_judge, combined, failures = _judge_items(
+            job, first, writer, progress, full, imported, frozenset(), stored, spending
+        )
+        for helper in helpers:
+            judged = helper.result()
+            waiting.remove(helper)
+            writer.append(helper.lines, judged.lines)
+            for name, rows in judged.per_judge.items():
+                per_judge[name].extend(rows)
+            if judged.combined is not None:
+                combined.extend(judged.combined)
+            failures.update(judged.failures)
+            progress.absorb(judged.lines, judged.calls, judged.cached)
+        writer.commit()
+    except BaseException:
+        writer.abandon()  # verdicts.jsonl.part keeps the first part's lines decided so far
+        raise
+    finally:
+        for helper in helpers:
+            helper.stop()
+        progress.close()
+    return per_judge, combined, failures
+
+
+def _judge_items(
+    job: _Job,
+    items: Iterable[Item],
+    writer: outputs.VerdictWriter,
+    progress: Progress,
+    full: FullCache,
+    imported: ImportedReplies,
+    batched: AbstractSet[str] = frozenset(),
+    stored: StoredTimes | None = None,
+    spending: _Spending | None = None,
+) -> tuple[dict[str, Rows], Rows, collections.Counter[str]]:
+    """Judge these items (all of the run's, or a part): their lines to `writer`, their rows and failed calls
+    returned."""
+    config, judgings, cache, used = job.config, job.judgings, job.cache, job.used
     per_judge: dict[str, Rows] = {j.name: Rows() for j in judgings}
     combined = Rows() if len(judgings) > 1 else per_judge[judgings[0].name]
     window = max(64, 8 * config.max_concurrency)  # items in flight: enough to keep every worker busy
-    progress = Progress(len(items), config.progress, judgings)
     inflight: dict[str, Pending] = {}
     slots: collections.deque[tuple[Item, list[tuple[Judging, Request, Pending]]]] = collections.deque()
     failures: collections.Counter[str] = collections.Counter()  # failed calls by FailureKind
-    writer = outputs.VerdictWriter(run, ensemble=len(judgings) > 1, clusters=job.clusters)
     executor = ThreadPoolExecutor(max_workers=config.max_concurrency, thread_name_prefix="judge")
     reask = frozenset(config.cache.reask)
     stopping = threading.Event()  # ends the waits for calls that other processes sharing the cache are sending
@@ -467,17 +558,13 @@ def _judge_all(
             slots.append((current, calls))
         while slots:
             _finalise(parsed, *slots.popleft(), per_judge, combined, writer, progress, failures)
-        writer.commit()
     except BaseException:
         # Ctrl-C or a fatal error: drop queued calls, let in-flight ones land in the cache, keep nothing half-written.
         for judging in judgings:
             judging.backend.stop("the run stopped before this call was sent")  # no new attempt; sleeps end now
         stopping.set()
         executor.shutdown(wait=True, cancel_futures=True)
-        writer.abandon()
         raise
-    finally:
-        progress.close()
     executor.shutdown(wait=True)
     return per_judge, combined, failures
 

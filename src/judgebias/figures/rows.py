@@ -118,6 +118,35 @@ class Rows(Sequence[ItemResult]):
         self._id_ends.append(end)
         self._codes = None
 
+    def extend(self, other: Rows) -> None:
+        """Add the rows of a later part of the run at the end (their kinds appended as they are: two kinds may then
+        be equal, as when the table is dropped)."""
+        shift, text_before = len(self.kinds), len(self._id_text)
+        self.kinds.extend(other.kinds)
+        self._kind.frombytes((np.frombuffer(other._kind, dtype=np.uint32) + np.uint32(shift)).tobytes())
+        for mine, theirs in zip(self._columns().values(), other._columns().values(), strict=True):
+            mine.extend(theirs)
+        self._tokens_a.extend(other._tokens_a)
+        self._tokens_b.extend(other._tokens_b)
+        self._soft.extend(other._soft)
+        ends = np.frombuffer(other._id_ends, dtype=np.uint32 if other._id_ends.typecode == "I" else np.uint64)
+        ends = ends.astype(np.uint64) + np.uint64(text_before)
+        if ends.size and int(ends[-1]) > _SHORT_END and self._id_ends.typecode == "I":
+            self._id_ends = array("Q", self._id_ends)
+        self._id_ends.frombytes(ends.astype(np.uint32 if self._id_ends.typecode == "I" else np.uint64).tobytes())
+        self._id_text += other._id_text
+        self._codes = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The rows as another process receives them: without the table of kinds by identity (identities are this
+        process's), so rows appended there are kinds of their own."""
+        state = {name: getattr(self, name) for name in vars(self)}
+        state["_numbers"], state["_codes"] = None, None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        vars(self).update(state)
+
     def __len__(self) -> int:
         return len(self._kind)
 
@@ -258,6 +287,14 @@ class _Sparse:
         if value is not None or self._values:
             self._values.append(self._missing if value is None else value)
         self._rows += 1
+
+    def extend(self, other: _Sparse) -> None:
+        """Add another column's rows at the end."""
+        if other._values or self._values:
+            if not self._values:
+                self._values.extend([self._missing] * self._rows)
+            self._values.extend(other._values if other._values else [self._missing] * other._rows)
+        self._rows += other._rows
 
     def get(self, i: int) -> Any:
         """Row i's value (None: missing)."""

@@ -8,6 +8,7 @@ unique; `prompt` is accepted for `question`; human labels may say a/b or 1/2 (co
 from __future__ import annotations
 
 import array
+import dataclasses
 import json
 import os
 import re
@@ -92,20 +93,38 @@ def load_items(path: Path) -> list[Item]:
     return list(read_items(path))
 
 
-def read_items(path: Path, *, checked: bool = False) -> Generator[Item, None, None]:
+Place = tuple[int, int]  # where a line starts in a data file: its byte offset and its line number
+START: Place = (0, 1)
+
+
+@dataclasses.dataclass
+class Places:
+    """Where each item's line starts (12 bytes an item), so that a later reading can start at any item."""
+
+    offsets: array.array[int] = dataclasses.field(default_factory=lambda: array.array("q"))
+    lines: array.array[int] = dataclasses.field(default_factory=lambda: array.array("I"))
+
+    def __getitem__(self, index: int) -> Place:
+        return self.offsets[index], self.lines[index]
+
+
+def read_items(
+    path: Path, *, checked: bool = False, start: Place = START, places: Places | None = None
+) -> Generator[Item, None, None]:
     """The items of a JSONL file one at a time, as load_items reads them; its UserError comes once the whole
     file is read (after every valid item is yielded), so a caller that keeps nothing can check a file of any size.
 
     `checked`: the file was read whole once already with no problem, so its ids are known to be unique (not
     looked for again) and each line is built into its item without the checks (a line that no longer passes them,
-    the file edited since, is still refused as it was the first time)."""
+    the file edited since, is still refused as it was the first time); `start`: read from this line on (a place
+    a checked reading gave). `places` gets the place of each item's line, in the order they are yielded."""
     # Duplicate ids are found by a 64-bit hash of each id and its line (12 bytes an item, where a set of the ids
     # held every id's text), then confirmed on the lines themselves: a million items' check holds no id.
     hashes, lines = array.array("q"), array.array("I")
     problems: list[str] = []
     found = False
     build = _checked_item if checked else _item
-    for number, record in _records(path, problems):
+    for number, offset, record in _records(path, problems, start):
         try:
             item = build(record, path, number)
         except UserError as error:
@@ -114,6 +133,9 @@ def read_items(path: Path, *, checked: bool = False) -> Generator[Item, None, No
         if not checked:
             hashes.append(hash(item.id))
             lines.append(number)
+        if places is not None:
+            places.offsets.append(offset)
+            places.lines.append(number)
         found = True
         yield item
     if not checked:
@@ -168,9 +190,9 @@ def _problems_text(path: Path, problems: list[str]) -> str:
     )
 
 
-def _records(path: Path, problems: list[str]) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, JSON object) for each non-blank line that is one; each other line's problem is added to
-    `problems`, and reading stops once they reach MAX_PROBLEMS."""
+def _records(path: Path, problems: list[str], start: Place = START) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    """(line number, byte offset of the line, JSON object) for each non-blank line that is one, from `start` on;
+    each other line's problem is added to `problems`, and reading stops once they reach MAX_PROBLEMS."""
     try:
         file = path.open("rb")
     except FileNotFoundError:
@@ -178,7 +200,12 @@ def _records(path: Path, problems: list[str]) -> Iterator[tuple[int, dict[str, A
     except IsADirectoryError:
         raise UserError(f"{path}: is a folder, not a JSONL data file (check data.path)") from None
     with file:  # read a line at a time: the file's bytes are never held whole beside its items
-        for number, line in enumerate(file, start=1):
+        offset, first = start
+        if offset:
+            file.seek(offset)
+        for number, line in enumerate(file, start=first):
+            at = offset
+            offset += len(line)
             if len(problems) >= MAX_PROBLEMS:
                 return
             if line.endswith(b"\n"):
@@ -195,7 +222,7 @@ def _records(path: Path, problems: list[str]) -> Iterator[tuple[int, dict[str, A
             except UserError as error:
                 problems.append(str(error))
                 continue
-            yield number, record
+            yield number, at, record
 
 
 def _decoded(line: bytes, path: Path, number: int) -> str:

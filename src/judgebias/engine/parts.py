@@ -1,0 +1,141 @@
+"""A free judge's items judged on every core: the run's later parts each in a forked process of its own.
+
+An offline judge (scripted, replayed) costs nothing and waits on nothing, so a large run is bound by this
+process's CPU alone. The items are cut into parts at places the check marked in the data file; each later part is
+judged in a process forked from this one (it inherits the settings, judges and items: nothing is sent to it), which
+writes its verdict lines to a file of its own and sends back its rows. This process judges the first part, then
+joins the others in order: the same lines and the same rows as one process would make.
+
+A part's process ignores Ctrl-C (this process stops it) and dies with this process (Linux), and any error it meets
+is raised here as it was raised there.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import dataclasses
+import os
+import signal
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from judgebias.figures.rows import Rows
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+
+PART_MIN_ITEMS = 50_000  # items below which a part is not worth its process (a fork and a summary's rows sent back)
+MAX_PARTS = 8
+_PR_SET_PDEATHSIG = 1  # prctl(2): the signal this process gets when its parent dies
+
+
+@dataclasses.dataclass
+class PartJudged:
+    """What a part's process sends back: its rows (by judge, and the ensemble's), failed calls, lines written, and
+    its calls (of them answered without a request)."""
+
+    per_judge: dict[str, Rows]
+    combined: Rows | None  # the ensemble's rows; None for one judge (its rows are the combined ones)
+    failures: collections.Counter[str]
+    lines: int
+    calls: int
+    cached: int
+
+
+JudgePart = Callable[[Path, Any], PartJudged]  # (its lines' file, a shared count of its items done) -> what it judged
+
+
+def parts_wanted(items: int) -> int:
+    """How many parts a free judge's `items` are judged in: one per core this process may use, each of at least
+    PART_MIN_ITEMS items, at most MAX_PARTS; one where processes cannot be forked."""
+    if items < 2 * PART_MIN_ITEMS:
+        return 1  # decided before multiprocessing is imported: a small run's start-up does not pay for it
+    import multiprocessing
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    return max(1, min(_cores(), items // PART_MIN_ITEMS, MAX_PARTS))
+
+
+def _cores() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+class PartProcess:
+    """One part of the run judged in a forked process, until its result is taken or it is stopped."""
+
+    def __init__(self, judge: JudgePart, lines: Path) -> None:
+        import multiprocessing
+
+        context = multiprocessing.get_context("fork")
+        self.lines = lines
+        self._done = context.RawValue("q", 0)
+        self._receiving, sending = context.Pipe(duplex=False)
+        sys.stdout.flush()  # what is buffered here would be written again by the fork when it ends
+        sys.stderr.flush()
+        self._process = context.Process(
+            target=_run_part, args=(judge, lines, sending, self._done, os.getpid()), daemon=True
+        )
+        self._process.start()
+        sending.close()
+
+    @property
+    def done(self) -> int:
+        """The items the part has finalised so far."""
+        return int(self._done.value)
+
+    def result(self) -> PartJudged:
+        """What the part judged, once it is done; the part's own error if it met one."""
+        try:
+            outcome, value = self._receiving.recv()
+        except EOFError:
+            self._process.join()
+            raise RuntimeError(
+                f"the process judging a part of the items ended without a result (exit code "
+                f"{self._process.exitcode}); rerun the same command"
+            ) from None
+        self._process.join()
+        if outcome == "error":
+            raise value
+        assert isinstance(value, PartJudged)
+        return value
+
+    def stop(self) -> None:
+        """End the part's process now (the run stopped) and remove its lines."""
+        if self._process.is_alive():
+            self._process.kill()
+        self._process.join()
+        self._receiving.close()
+        self.lines.unlink(missing_ok=True)
+
+
+def _run_part(judge: JudgePart, lines: Path, sending: Connection, done: Any, parent: int) -> None:
+    """The part's process: judge, send the result (or the error) back."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole terminal's group: the parent stops it
+    _die_with(parent)
+    try:
+        judged = judge(lines, done)
+    except BaseException as error:  # sent back whole when it can be, as a line of text when it cannot
+        try:
+            sending.send(("error", error))
+        except Exception:
+            sending.send(("error", RuntimeError(f"{type(error).__name__}: {error}")))
+        return
+    sending.send(("done", judged))
+
+
+def _die_with(parent: int) -> None:
+    """Have the kernel kill this process when its parent dies (Linux), so a killed run leaves no part running."""
+    import ctypes
+    import ctypes.util
+
+    found = ctypes.util.find_library("c")
+    if found is not None:
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(found, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # the parent died before the kernel was told
+        os._exit(1)

@@ -1,0 +1,73 @@
+"""A part of a run judged in a forked process (engine.parts.PartProcess): its result, its error, its death, its
+stop. Real forks; what the part does is written here."""
+
+from __future__ import annotations
+
+import collections
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from judgebias.core.errors import UserError
+from judgebias.engine.parts import PartJudged, PartProcess
+from judgebias.figures.rows import Rows
+
+
+def test_a_part_s_result_comes_back_with_its_lines_file(tmp_path: Path) -> None:
+    """The part writes its file and counts its items in the shared count; its result arrives whole."""
+
+    def judge(lines: Path, done: Any) -> PartJudged:
+        lines.write_text("one\ntwo\n", encoding="utf-8")
+        done.value = 2
+        return PartJudged({"j": Rows()}, None, collections.Counter({"failed": 1}), 2, 4, 1)
+
+    part = PartProcess(judge, tmp_path / "verdicts.jsonl.part.1")
+    judged = part.result()
+    assert (judged.lines, judged.calls, judged.cached, judged.failures["failed"]) == (2, 4, 1, 1)
+    assert part.done == 2
+    assert (tmp_path / "verdicts.jsonl.part.1").read_text(encoding="utf-8") == "one\ntwo\n"
+    part.stop()
+    assert not (tmp_path / "verdicts.jsonl.part.1").exists()
+
+
+def test_a_part_s_error_is_raised_here_with_its_own_words(tmp_path: Path) -> None:
+    """A user's mistake met in the part (the file changed) is raised here as the same UserError."""
+
+    def judge(lines: Path, done: Any) -> PartJudged:
+        raise UserError("items.jsonl: the data file changed after it was checked")
+
+    part = PartProcess(judge, tmp_path / "p")
+    with pytest.raises(UserError, match="the data file changed after it was checked"):
+        part.result()
+    part.stop()
+
+
+def test_a_part_that_dies_is_an_error_naming_its_exit_not_a_hang(tmp_path: Path) -> None:
+    def judge(lines: Path, done: Any) -> PartJudged:
+        os._exit(3)
+
+    part = PartProcess(judge, tmp_path / "p")
+    with pytest.raises(RuntimeError, match="exit code 3"):
+        part.result()
+    part.stop()
+
+
+def test_stopping_a_running_part_ends_it_and_removes_its_lines(tmp_path: Path) -> None:
+    """The run stopped (Ctrl-C here): the part still judging is killed, its half-written file removed."""
+
+    def judge(lines: Path, done: Any) -> PartJudged:
+        lines.write_text("half\n", encoding="utf-8")
+        time.sleep(60)
+        raise AssertionError("not stopped")
+
+    part = PartProcess(judge, tmp_path / "p")
+    deadline = time.monotonic() + 10
+    while not (tmp_path / "p").exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    started = time.monotonic()
+    part.stop()
+    assert time.monotonic() - started < 5
+    assert not (tmp_path / "p").exists()
