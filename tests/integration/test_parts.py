@@ -113,3 +113,27 @@ def test_an_ensemble_in_parts_writes_one_process_s_lines(tmp_path: Path, started
     assert len(started) == 2
     assert (in_parts / "verdicts.jsonl").read_bytes() == (one_process / "verdicts.jsonl").read_bytes()
     _same_summary(one_process, in_parts)
+
+
+def test_when_no_process_can_be_made_the_run_judges_every_part_itself(
+    tmp_path: Path, started: list[Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second part's fork fails (the system's limit on processes: EAGAIN): the part already started is stopped
+    and the run judges all its items in one process, every line the rule's, no part's file left."""
+    path = write_items(tmp_path / "items.jsonl", RECORDS)
+    real = parts.PartProcess
+
+    def second_fails(*args: Any, **kwargs: Any) -> Any:
+        if started:
+            raise BlockingIOError(11, "Resource temporarily unavailable")
+        started.append(real(*args, **kwargs))
+        return started[-1]
+
+    monkeypatch.setattr(runner, "PartProcess", second_fails)
+    run_dir = tmp_path / "run"
+    run_here(run_dir, *_overrides(path, tmp_path, "judge=longer"))
+    assert len(started) == 1
+    assert [(line["id"], line["verdict"], line["call1"], line["call2"]) for line in verdict_lines(run_dir)] == [
+        (record["id"], *_hand_verdict(record)) for record in RECORDS
+    ]
+    assert not [name for name in os.listdir(run_dir) if ".part" in name]

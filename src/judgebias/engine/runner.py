@@ -422,6 +422,9 @@ def _routed_elsewhere(judgings: Sequence[Judging], per_judge: Mapping[str, Rows]
     return next(iter(found.values())) if len(judgings) == 1 else found
 
 
+JudgedRows = tuple[dict[str, Rows], Rows, collections.Counter[str]]  # each judge's rows, the combined, failed calls
+
+
 def _judge_all(
     job: _Job,
     full: FullCache,
@@ -429,7 +432,7 @@ def _judge_all(
     batched: AbstractSet[str] = frozenset(),
     stored: StoredTimes | None = None,
     spending: _Spending | None = None,
-) -> tuple[dict[str, Rows], Rows, collections.Counter[str]]:
+) -> JudgedRows:
     """Run every call, finalise items in order as their calls complete, stream verdicts to disk.
 
     Returns each judge's rows, the run's combined rows (the ensemble's merge, made once per item as it is
@@ -456,7 +459,7 @@ def _judge_in_parts(
     imported: ImportedReplies,
     stored: StoredTimes,
     spending: _Spending,
-) -> tuple[dict[str, Rows], Rows, collections.Counter[str]]:
+) -> JudgedRows:
     """`_judge_all` for free judges, the first part here and each later one in a forked process: the same lines,
     joined in order into verdicts.jsonl, and the same rows."""
     ensemble = len(job.judgings) > 1
@@ -476,10 +479,14 @@ def _judge_in_parts(
 
     job.run.make()
     partial = job.run.verdicts_partial
-    helpers = [
-        PartProcess(judge_part(part), partial.with_name(f"{partial.name}.{number}"))
-        for number, part in enumerate(parts[1:], start=1)
-    ]
+    helpers: list[PartProcess] = []
+    try:
+        for number, part in enumerate(parts[1:], start=1):
+            helpers.append(PartProcess(judge_part(part), partial.with_name(f"{partial.name}.{number}")))
+    except OSError:  # no process can be made now (a limit on processes, memory or files): this one judges all
+        for helper in helpers:
+            helper.stop()
+        return _judge_all(job, full, imported, frozenset(), stored, spending)
     waiting = list(helpers)
     writer = outputs.VerdictWriter(job.run, ensemble=ensemble, clusters=job.clusters)
     progress = Progress(
@@ -521,7 +528,7 @@ def _judge_items(
     batched: AbstractSet[str] = frozenset(),
     stored: StoredTimes | None = None,
     spending: _Spending | None = None,
-) -> tuple[dict[str, Rows], Rows, collections.Counter[str]]:
+) -> JudgedRows:
     """Judge these items (all of the run's, or a part): their lines to `writer`, their rows and failed calls
     returned."""
     config, judgings, cache, used = job.config, job.judgings, job.cache, job.used
