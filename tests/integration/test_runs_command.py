@@ -83,13 +83,17 @@ def test_a_folder_that_is_not_there_is_one_line(tmp_path: Path, capsys: pytest.C
 def test_a_killed_run_s_part_files_are_leftovers_and_nothing_like_them_is(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A run judged in parts and killed leaves verdicts.jsonl.part and its parts' verdicts.jsonl.part.N (no
-    summary): `clean` removes that folder; a folder with a file merely named like them is kept."""
+    """A run judged in parts and killed leaves verdicts.jsonl.part and its parts' verdicts.jsonl.part.N and
+    .N.rows (no summary): `clean` removes that folder; a folder with a file merely named like them is kept."""
     killed, lookalike = tmp_path / "2026-12-04" / "killed", tmp_path / "2026-12-04" / "mine"
-    for folder, extra in ((killed, "verdicts.jsonl.part.1"), (lookalike, "verdicts.jsonl.part.old")):
+    for folder, extras in (
+        (killed, ("verdicts.jsonl.part.1", "verdicts.jsonl.part.2", "verdicts.jsonl.part.2.rows")),
+        (lookalike, ("verdicts.jsonl.part.1", "verdicts.jsonl.part.old")),
+    ):
         (folder / ".hydra").mkdir(parents=True)
         (folder / "verdicts.jsonl.part").write_text('{"id": "i0"}\n', encoding="utf-8")
-        (folder / extra).write_text('{"id": "i9"}\n', encoding="utf-8")
+        for extra in extras:
+            (folder / extra).write_text('{"id": "i9"}\n', encoding="utf-8")
     assert 0 == runs(["clean", str(tmp_path)])
     assert "removed 1 run folders with no result; 1 kept" in capsys.readouterr().out
     assert not killed.exists() and (lookalike / "verdicts.jsonl.part.old").exists()

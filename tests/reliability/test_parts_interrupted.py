@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from judgebias.io.run_dir import is_leftover
 from tests.helpers import Cli
 
 pytestmark = [pytest.mark.reliability, pytest.mark.slow]
@@ -81,3 +82,4 @@ def test_a_run_stopped_while_its_parts_run_leaves_no_process_and_no_part_file(cl
         assert lines and all(json.loads(line)["id"] == f"i{n}" for n, line in enumerate(lines))
     else:
         assert -signal.SIGKILL == process.returncode
+        assert all(map(is_leftover, os.listdir(run_dir))), os.listdir(run_dir)  # `runs clean` removes the folder

@@ -3,7 +3,7 @@
 An offline judge (scripted, replayed) costs nothing and waits on nothing, so a large run is bound by this
 process's CPU alone. The items are cut into parts at places the check marked in the data file; each later part is
 judged in a process forked from this one (it inherits the settings, judges and items: nothing is sent to it), which
-writes its verdict lines to a file of its own and sends back its rows. This process judges the first part, then
+writes its verdict lines to a file of its own and its rows to another. This process judges the first part, then
 joins the others in order: the same lines and the same rows as one process would make.
 
 A part's process ignores Ctrl-C (this process stops it) and dies with this process (Linux), and any error it meets
@@ -16,6 +16,7 @@ import collections
 import contextlib
 import dataclasses
 import os
+import pickle
 import signal
 import sys
 from collections.abc import Callable
@@ -101,16 +102,29 @@ class PartProcess:
         self._process.join()
         if outcome == "error":
             raise value
-        assert isinstance(value, PartJudged)
-        return value
+        with self.rows.open("rb") as rows:  # read as a stream: no copy of the whole in bytes beside the rows
+            judged = pickle.load(rows)
+        assert isinstance(judged, PartJudged)
+        return judged
+
+    @property
+    def rows(self) -> Path:
+        """The file the part's rows come back in (a million rows of their own are too many for a pipe's bytes)."""
+        return rows_of(self.lines)
 
     def stop(self) -> None:
-        """End the part's process now (the run stopped) and remove its lines."""
+        """End the part's process now (the run stopped, or it is joined) and remove its files."""
         if self._process.is_alive():
             self._process.kill()
         self._process.join()
         self._receiving.close()
         self.lines.unlink(missing_ok=True)
+        self.rows.unlink(missing_ok=True)
+
+
+def rows_of(lines: Path) -> Path:
+    """Where the part whose verdict lines are `lines` leaves its rows."""
+    return lines.with_name(lines.name + ".rows")
 
 
 def _run_part(judge: JudgePart, lines: Path, sending: Connection, done: Any, parent: int) -> None:
@@ -119,13 +133,15 @@ def _run_part(judge: JudgePart, lines: Path, sending: Connection, done: Any, par
     _die_with(parent)
     try:
         judged = judge(lines, done)
+        with rows_of(lines).open("wb") as rows:
+            pickle.dump(judged, rows, protocol=pickle.HIGHEST_PROTOCOL)
     except BaseException as error:  # sent back whole when it can be, as a line of text when it cannot
         try:
             sending.send(("error", error))
         except Exception:
             sending.send(("error", RuntimeError(f"{type(error).__name__}: {error}")))
         return
-    sending.send(("done", judged))
+    sending.send(("done", None))
 
 
 def _die_with(parent: int) -> None:

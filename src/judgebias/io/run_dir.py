@@ -96,7 +96,8 @@ LEFTOVERS = frozenset({HYDRA, SUMMARY, RUN_LOG, VERDICTS + PARTIAL, CACHE_KEYS +
 
 
 def is_leftover(name: str) -> bool:
-    """Whether a file or folder of a run folder is one of LEFTOVERS, or a part's verdicts (verdicts.jsonl.part.N)
-    that a run judged in parts and killed left."""
+    """Whether a file or folder of a run folder is one of LEFTOVERS, or a part's verdicts or rows
+    (verdicts.jsonl.part.N, verdicts.jsonl.part.N.rows) that a run judged in parts and killed left."""
     prefix = VERDICTS + PARTIAL + "."
-    return name in LEFTOVERS or (name.startswith(prefix) and name[len(prefix) :].isdigit())
+    number = name[len(prefix) :].removesuffix(".rows")
+    return name in LEFTOVERS or (name.startswith(prefix) and number.isdigit())
