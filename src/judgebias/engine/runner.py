@@ -3,7 +3,8 @@
 `run_experiment(config, run_dir)` is the whole job, callable without Hydra. Cache hits are resolved inline
 (no thread hop: a cached rerun costs little more than start-up); misses go to a thread pool of
 `max_concurrency` workers; the two calls of one item are independent tasks. Items are finalised in dataset
-order behind a bounded window, so memory stays flat however long the dataset.
+order behind a bounded window, so memory stays flat however long the dataset. When every judge is free (scripted,
+replayed) and the items are many, each core judges a part of them (engine.parts), joined in order.
 """
 
 from __future__ import annotations
