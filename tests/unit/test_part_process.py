@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from judgebias.core.errors import UserError
-from judgebias.engine.parts import PartJudged, PartProcess
+from judgebias.engine.parts import PartJudged, PartProcess, _cores
 from judgebias.figures.rows import Rows
 
 
@@ -71,3 +71,18 @@ def test_stopping_a_running_part_ends_it_and_removes_its_lines(tmp_path: Path) -
     part.stop()
     assert time.monotonic() - started < 5
     assert not (tmp_path / "p").exists()
+
+
+@pytest.mark.parametrize(
+    ("cpu_max", "expected"),
+    [("max 100000", None), ("150000 100000", 2), ("50000 100000", 1), ("garbled", None)],
+    ids=["no quota", "1.5 cores", "half a core", "unreadable"],
+)
+def test_a_container_s_cpu_quota_bounds_the_parts(tmp_path: Path, cpu_max: str, expected: int | None) -> None:
+    """cgroup v2 cpu.max (quota and period in microseconds) as a container sets it: a quota of 1.5 cores makes 2
+    parts at most, half a core 1; no quota (or a file that cannot be read) leaves the cores the process is pinned
+    to."""
+    quota = tmp_path / "cpu.max"
+    quota.write_text(cpu_max + "\n", encoding="ascii")
+    pinned = len(os.sched_getaffinity(0))
+    assert _cores(quota) == (pinned if expected is None else min(pinned, expected))

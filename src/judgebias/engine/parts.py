@@ -51,19 +51,24 @@ JudgePart = Callable[[Path, Any], PartJudged]  # (its lines' file, a shared coun
 
 def parts_wanted(items: int) -> int:
     """How many parts a free judge's `items` are judged in: one per core this process may use, each of at least
-    PART_MIN_ITEMS items, at most MAX_PARTS; one where processes cannot be forked."""
-    if items < 2 * PART_MIN_ITEMS:
-        return 1  # decided before multiprocessing is imported: a small run's start-up does not pay for it
-    import multiprocessing
-
-    if "fork" not in multiprocessing.get_all_start_methods():
+    PART_MIN_ITEMS items, at most MAX_PARTS; one but on Linux (forking a process that has loaded system frameworks
+    is not safe on macOS, and Windows cannot fork)."""
+    if items < 2 * PART_MIN_ITEMS or not sys.platform.startswith("linux"):
         return 1
     return max(1, min(_cores(), items // PART_MIN_ITEMS, MAX_PARTS))
 
 
-def _cores() -> int:
-    """The cores this process may run on."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+def _cores(quota: Path = Path("/sys/fs/cgroup/cpu.max")) -> int:
+    """The cores this process may run on: those it is pinned to, fewer when its container's CPU quota (cgroup v2
+    `cpu.max`: quota and period in microseconds) allows less time than that."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    try:
+        allowed, period = quota.read_text(encoding="ascii").split()[:2]
+        if allowed != "max":
+            cores = min(cores, max(1, -(-int(allowed) // int(period))))  # a quota of 1.5 cores: 2 processes
+    except (OSError, ValueError):
+        pass  # no quota known: the pinned cores
+    return cores
 
 
 class PartProcess:
