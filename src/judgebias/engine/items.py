@@ -157,8 +157,8 @@ class RunItems:
         stops = [*starts[1:], self._count]
         return [Part(start, stop, self._marks[start]) for start, stop in zip(starts, stops, strict=True)]
 
-    def part(self, part: Part) -> Iterator[Item]:
-        """The items of one part, normalised, read from the file where the part starts."""
+    def part(self, part: Part | None = None) -> Iterator[Item]:
+        """The items of one part (None: all), normalised, read from the file where the part starts."""
         if self._released:
             raise RuntimeError("the items were released after judging")
         return map(self._normalised, self._read(part))
@@ -169,9 +169,7 @@ class RunItems:
         self._ids, self._held, self._released = array.array("q"), None, True
 
     def __iter__(self) -> Iterator[Item]:
-        if self._released:
-            raise RuntimeError("the items were released after judging")
-        return map(self._normalised, self._read())
+        return self.part()
 
     def _read(self, part: Part | None = None) -> Iterator[Item]:
         """The items kept (of one part), as the file (or the pipe's reading) holds them, in order."""

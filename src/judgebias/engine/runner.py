@@ -271,11 +271,9 @@ def _judge(job: _Job) -> _Judged:
     if prefilled.batched and cache.mode == CacheMode.refresh:
         cache.mode = CacheMode.use  # the batch refreshed every call: the rest of the run reads its replies
     full, imported, stored = FullCache(), ImportedReplies(), StoredTimes()
+    # Every judge free (nothing sent, cached or paid): each core judges a part of the items.
     parts = job.items.parts(1 if any(j.backend.paid for j in judgings) else parts_wanted(len(items)))
-    if len(parts) > 1:  # every judge is free: nothing is sent, cached or paid, so each core judges a part
-        per_judge, combined, failed_by_kind = _judge_in_parts(job, parts, full, imported, stored, spending)
-    else:
-        per_judge, combined, failed_by_kind = _judge_all(job, full, imported, prefilled.batched, stored, spending)
+    per_judge, combined, failed_by_kind = _judge_all(job, full, imported, prefilled.batched, stored, spending, parts)
     return _Judged(
         per_judge, combined, failed_by_kind, time.monotonic() - started, prefilled.batches, full, imported, stored,
         spending, budget,
@@ -433,70 +431,25 @@ def _judge_all(
     batched: AbstractSet[str] = frozenset(),
     stored: StoredTimes | None = None,
     spending: _Spending | None = None,
+    parts: Sequence[Part] = (),
 ) -> JudgedRows:
     """Run every call, finalise items in order as their calls complete, stream verdicts to disk.
 
     Returns each judge's rows, the run's combined rows (the ensemble's merge, made once per item as it is
     written; the one judge's rows otherwise) and the number of failed calls. `stored` collects the stored times
-    of the cached replies used.
+    of the cached replies used. With several `parts` (free judges only) the first is judged here and each later
+    one in a forked process: the same lines, joined in order into verdicts.jsonl, and the same rows.
     """
-    writer = outputs.VerdictWriter(job.run, ensemble=len(job.judgings) > 1, clusters=job.clusters)
-    progress = Progress(len(job.items), job.config.progress, job.judgings)
-    try:
-        judged = _judge_items(job, job.items, writer, progress, full, imported, batched, stored, spending)
-        writer.commit()
-    except BaseException:
-        writer.abandon()  # keep what was decided in verdicts.jsonl.part
-        raise
-    finally:
-        progress.close()
-    return judged
-
-
-def _judge_in_parts(
-    job: _Job,
-    parts: list[Part],
-    full: FullCache,
-    imported: ImportedReplies,
-    stored: StoredTimes,
-    spending: _Spending,
-) -> JudgedRows:
-    """`_judge_all` for free judges, the first part here and each later one in a forked process: the same lines,
-    joined in order into verdicts.jsonl, and the same rows."""
-    ensemble = len(job.judgings) > 1
-
-    def judge_part(part: Part) -> JudgePart:
-        def judge(lines: Path, done: Any) -> PartJudged:
-            writer = outputs.VerdictWriter(job.run, ensemble=ensemble, clusters=job.clusters, partial=lines)
-            progress = Progress(part.stop - part.start, "off", job.judgings, shared=done)
-            per_judge, combined, failures = _judge_items(
-                job, job.items.part(part), writer, progress, FullCache(), ImportedReplies()
-            )
-            writer.close()
-            calls = progress.live + progress.cached
-            return PartJudged(per_judge, combined if ensemble else None, failures, writer.lines, calls, progress.cached)
-
-        return judge
-
-    job.run.make()
-    partial = job.run.verdicts_partial
-    helpers: list[PartProcess] = []
-    try:
-        for number, part in enumerate(parts[1:], start=1):
-            helpers.append(PartProcess(judge_part(part), partial.with_name(f"{partial.name}.{number}")))
-    except OSError:  # no process can be made now (a limit on processes, memory or files): this one judges all
-        for helper in helpers:
-            helper.stop()
-        return _judge_all(job, full, imported, frozenset(), stored, spending)
+    helpers = _started_parts(job, parts[1:])
     waiting = list(helpers)
-    writer = outputs.VerdictWriter(job.run, ensemble=ensemble, clusters=job.clusters)
+    writer = outputs.VerdictWriter(job.run, ensemble=len(job.judgings) > 1, clusters=job.clusters)
     progress = Progress(
         len(job.items), job.config.progress, job.judgings, elsewhere=lambda: sum(h.done for h in waiting)
     )
     try:
-        first = job.items.part(parts[0])
+        items = job.items.part(parts[0]) if helpers else job.items
         per_judge, combined, failures = _judge_items(
-            job, first, writer, progress, full, imported, frozenset(), stored, spending
+            job, items, writer, progress, full, imported, batched, stored, spending
         )
         for helper in helpers:
             judged = helper.result()
@@ -510,13 +463,48 @@ def _judge_in_parts(
             progress.absorb(judged.lines, judged.calls, judged.cached)
         writer.commit()
     except BaseException:
-        writer.abandon()  # verdicts.jsonl.part keeps the first part's lines decided so far
+        writer.abandon()  # keep what was decided in verdicts.jsonl.part (of the first part, when there are parts)
         raise
     finally:
         for helper in helpers:
             helper.stop()
         progress.close()
     return per_judge, combined, failures
+
+
+def _started_parts(job: _Job, parts: Sequence[Part]) -> list[PartProcess]:
+    """A forked process judging each of these parts (numbered from 1); none when a process cannot be made now (a
+    limit on processes, memory or files): then this process judges every item."""
+    if not parts:
+        return []
+    job.run.make()  # the parts write into it
+    partial = job.run.verdicts_partial
+    helpers: list[PartProcess] = []
+    try:
+        for number, part in enumerate(parts, start=1):
+            helpers.append(PartProcess(_part_judge(job, part), partial.with_name(f"{partial.name}.{number}")))
+    except OSError:
+        for helper in helpers:
+            helper.stop()
+        return []
+    return helpers
+
+
+def _part_judge(job: _Job, part: Part) -> JudgePart:
+    """What a part's process does: judge the part's items into its own lines' file, return its rows."""
+
+    def judge(lines: Path, done: Any) -> PartJudged:
+        ensemble = len(job.judgings) > 1
+        writer = outputs.VerdictWriter(job.run, ensemble=ensemble, clusters=job.clusters, partial=lines)
+        progress = Progress(part.stop - part.start, "off", job.judgings, shared=done)
+        per_judge, combined, failures = _judge_items(
+            job, job.items.part(part), writer, progress, FullCache(), ImportedReplies()
+        )
+        writer.close()
+        calls = progress.live + progress.cached
+        return PartJudged(per_judge, combined if ensemble else None, failures, writer.lines, calls, progress.cached)
+
+    return judge
 
 
 def _judge_items(
