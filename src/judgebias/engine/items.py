@@ -13,6 +13,7 @@ from __future__ import annotations
 import array
 import contextlib
 import dataclasses
+import functools
 import os
 import stat
 from collections.abc import Callable, Iterator
@@ -21,8 +22,18 @@ from pathlib import Path
 from judgebias.config.schema import Config
 from judgebias.core.errors import UserError
 from judgebias.core.item import Item
+from judgebias.engine.parts import Forked, check_parts_wanted, started
 from judgebias.figures.clustering import Clustering, cluster_field, clustering_of, field_value, label_value
-from judgebias.io.dataset import START, Place, Places, normalize_item, read_items, resolve_path
+from judgebias.io.dataset import (
+    START,
+    Findings,
+    Place,
+    Places,
+    cut_lines,
+    normalize_item,
+    read_items,
+    resolve_path,
+)
 from judgebias.io.tokenizer import WORDS, Tokenizer, load_tokenizer
 
 
@@ -56,6 +67,63 @@ class Part:
     place: Place
 
 
+@dataclasses.dataclass
+class _Checked:
+    """What the check keeps of the items it read (of the whole file, or of a part of it): each id's hash, each
+    item's value of the clustering's field (None: none), the ids of those that have one, the dataset's other fields
+    (named when the field is in no item), each item's place, and what the reading found."""
+
+    hashes: array.array[int] = dataclasses.field(default_factory=lambda: array.array("q"))
+    values: list[object] = dataclasses.field(default_factory=list)
+    valued: list[str] = dataclasses.field(default_factory=list)
+    extra_fields: set[str] = dataclasses.field(default_factory=set)
+    places: Places | None = None
+    findings: Findings = dataclasses.field(default_factory=Findings)
+
+    def extend(self, later: _Checked) -> None:
+        """Add what the check of the next part of the file kept (parts in the file's order)."""
+        self.hashes += later.hashes
+        self.values += later.values
+        self.valued += later.valued
+        self.extra_fields |= later.extra_fields
+        if self.places is not None and later.places is not None:
+            self.places.offsets += later.places.offsets
+            self.places.lines += later.places.lines
+        self.findings.extend(later.findings)
+
+
+CHECK_PART_MIN_BYTES = 16 << 20  # a data file's bytes below which its check is not cut into parts
+
+
+def _check_lines(
+    path: Path,
+    field: str | None,
+    limit: int | None,
+    held: list[Item] | None,
+    lines: tuple[Place, int | None] = (START, None),
+) -> _Checked:
+    """Check the items of the file (of its lines from place to offset `lines`), keeping what the run needs of each
+    of the first `limit` (the rest are still checked); the problems found, not raised."""
+    checked = _Checked(places=None if held is not None else Places())
+    hashes, values, valued, extra_fields = checked.hashes, checked.values, checked.valued, checked.extra_fields
+    start, stop = lines
+    reading = read_items(path, start=start, stop=stop, places=checked.places, findings=checked.findings)
+    for item in reading:
+        if limit is not None and len(hashes) >= limit:
+            continue  # the rest of the file is still checked
+        if held is not None:
+            held.append(item)
+        hashes.append(hash(item.id))
+        if field is not None:
+            value = field_value(item, field)
+            values.append(value)
+            if value is not None:
+                valued.append(item.id)
+            if item.extra:
+                extra_fields.update(item.extra)
+    return checked
+
+
 class RunItems:
     """The items a run judges, in order: a hash of each id (and each value of the clustering's field) until judging
     starts, then read again.
@@ -69,36 +137,41 @@ class RunItems:
         self._stamp = _Stamp.of(self.path)  # None: read once and held (a missing file: read_items names it)
         held: list[Item] | None = [] if self._stamp is None else None
         field = cluster_field(config.bootstrap.cluster)
-        hashes = array.array("q")
-        values: list[object] = []  # each item's value of `field` (None: the item has none)
-        valued: list[str] = []  # the ids of the items that have one, in order
-        extra_fields: set[str] = set()  # named when `field` is in no item
-        places = Places() if held is None else None  # where each item's line starts, until judging starts
-        for item in read_items(self.path, places=places):
-            if data.limit is not None and len(hashes) >= data.limit:
-                continue  # the rest of the file is still checked
-            if held is not None:
-                held.append(item)
-            hashes.append(hash(item.id))
-            if field is not None:
-                value = field_value(item, field)
-                values.append(value)
-                if value is not None:
-                    valued.append(item.id)
-                if item.extra:
-                    extra_fields.update(item.extra)
-        self._values: list[object] | None = values if field is not None else None
-        self._valued = valued
-        self._extra_fields = extra_fields
+        checked = self._checked(field, held)
+        self._values: list[object] | None = checked.values if field is not None else None
+        self._valued = checked.valued
+        self._extra_fields = checked.extra_fields
         self._held = held
         self._released = False
-        self._ids = hashes
-        self._count = len(hashes)
+        self._ids = checked.hashes
+        self._count = len(checked.hashes)
+        places = checked.places
         if places is not None:
             del places.offsets[self._count :], places.lines[self._count :]  # lines past data.limit
         self._places = places
         self._marks: dict[int, Place] = {}  # the place of every _MARK_EVERY-th item, kept for judging in parts
         self._tokenizer = self._load_tokenizer()
+
+    def _checked(self, field: str | None, held: list[Item] | None) -> _Checked:
+        """The check of every line: in parts on every core for a large file read without data.limit (each later part
+        in a forked process), else here in one reading. Any problem stops the run here, naming every bad line."""
+        limit = self._config.data.limit
+        count = 1
+        if held is None and limit is None:
+            count = check_parts_wanted(self.path.stat().st_size, CHECK_PART_MIN_BYTES)
+        cuts = cut_lines(self.path, count) if count > 1 else []
+        helpers = started(
+            lambda lines: Forked(functools.partial(_check_lines, self.path, field, None, None, lines)), cuts[1:]
+        )
+        try:
+            checked = _check_lines(self.path, field, limit, held, cuts[0] if helpers else (START, None))
+            for helper in helpers:
+                checked.extend(helper.result())
+        finally:
+            for helper in helpers:
+                helper.stop()
+        checked.findings.conclude(self.path)
+        return checked
 
     def __len__(self) -> int:
         return self._count

@@ -15,13 +15,14 @@ from __future__ import annotations
 import collections
 import contextlib
 import dataclasses
+import functools
 import os
 import pickle
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast
 
 from judgebias.figures.rows import Rows
 
@@ -71,23 +72,86 @@ def _cores(quota: Path = Path("/sys/fs/cgroup/cpu.max")) -> int:
     return cores
 
 
+def check_parts_wanted(size: int, part_bytes: int) -> int:
+    """How many parts a data file of `size` bytes is checked in: one per core, each of at least `part_bytes`, at
+    most MAX_PARTS; one but on Linux."""
+    if size < 2 * part_bytes or not sys.platform.startswith("linux"):
+        return 1
+    return max(1, min(_cores(), size // part_bytes, MAX_PARTS))
+
+
+T = TypeVar("T")
+P = TypeVar("P")
+
+
+class Forked(Generic[T]):
+    """A function run in a process forked from this one, until its value is taken or it is stopped: it ignores
+    Ctrl-C (this process stops it) and dies with this process; its value, or its error, comes back through a pipe."""
+
+    def __init__(self, work: Callable[[], T]) -> None:
+        import multiprocessing
+
+        context = multiprocessing.get_context("fork")
+        self._receiving, sending = context.Pipe(duplex=False)
+        sys.stdout.flush()  # what is buffered here would be written again by the fork when it ends
+        sys.stderr.flush()
+        self._process = context.Process(target=_run_forked, args=(work, sending, os.getpid()), daemon=True)
+        self._process.start()
+        sending.close()
+
+    def result(self) -> T:
+        """The function's value once it returned; its own error if it raised one."""
+        try:
+            outcome, value = self._receiving.recv()
+        except EOFError:
+            self._process.join()
+            raise RuntimeError(
+                f"the process working on a part of the items ended without a result (exit code "
+                f"{self._process.exitcode}); rerun the same command"
+            ) from None
+        self._process.join()
+        if outcome == "error":
+            raise value
+        return cast(T, value)
+
+    def stop(self) -> None:
+        """End the process now (the run stopped, or its value is taken)."""
+        if self._process.is_alive():
+            self._process.kill()
+        self._process.join()
+        self._receiving.close()
+
+
+class _Stoppable(Protocol):
+    def stop(self) -> None: ...
+
+
+S = TypeVar("S", bound=_Stoppable)
+
+
+def started(start: Callable[[P], S], parts: Iterable[P]) -> list[S]:
+    """A forked process started for each part; none when a process cannot be made now (a limit on processes,
+    memory or files): then this process does every part itself."""
+    forked: list[S] = []
+    try:
+        for part in parts:
+            forked.append(start(part))
+    except OSError:
+        for process in forked:
+            process.stop()
+        return []
+    return forked
+
+
 class PartProcess:
     """One part of the run judged in a forked process, until its result is taken or it is stopped."""
 
     def __init__(self, judge: JudgePart, lines: Path) -> None:
         import multiprocessing
 
-        context = multiprocessing.get_context("fork")
         self.lines = lines
-        self._done = context.RawValue("q", 0)
-        self._receiving, sending = context.Pipe(duplex=False)
-        sys.stdout.flush()  # what is buffered here would be written again by the fork when it ends
-        sys.stderr.flush()
-        self._process = context.Process(
-            target=_run_part, args=(judge, lines, sending, self._done, os.getpid()), daemon=True
-        )
-        self._process.start()
-        sending.close()
+        self._done = multiprocessing.get_context("fork").RawValue("q", 0)
+        self._forked = Forked(functools.partial(_judged_into, judge, lines, self._done))
 
     @property
     def done(self) -> int:
@@ -96,17 +160,7 @@ class PartProcess:
 
     def result(self) -> PartJudged:
         """What the part judged, once it is done; the part's own error if it met one."""
-        try:
-            outcome, value = self._receiving.recv()
-        except EOFError:
-            self._process.join()
-            raise RuntimeError(
-                f"the process judging a part of the items ended without a result (exit code "
-                f"{self._process.exitcode}); rerun the same command"
-            ) from None
-        self._process.join()
-        if outcome == "error":
-            raise value
+        self._forked.result()
         with self.rows.open("rb") as rows:  # read as a stream: no copy of the whole in bytes beside the rows
             judged = pickle.load(rows)
         assert isinstance(judged, PartJudged)
@@ -119,10 +173,7 @@ class PartProcess:
 
     def stop(self) -> None:
         """End the part's process now (the run stopped, or it is joined) and remove its files."""
-        if self._process.is_alive():
-            self._process.kill()
-        self._process.join()
-        self._receiving.close()
+        self._forked.stop()
         self.lines.unlink(missing_ok=True)
         self.rows.unlink(missing_ok=True)
 
@@ -132,21 +183,31 @@ def rows_of(lines: Path) -> Path:
     return lines.with_name(lines.name + ".rows")
 
 
-def _run_part(judge: JudgePart, lines: Path, sending: Connection, done: Any, parent: int) -> None:
-    """The part's process: judge, send the result (or the error) back."""
+def _judged_into(judge: JudgePart, lines: Path, done: Any) -> None:
+    """A part's process: judge its items into `lines`, its rows pickled beside them."""
+    judged = judge(lines, done)
+    with rows_of(lines).open("wb") as rows:
+        pickle.dump(judged, rows, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _run_forked(work: Callable[[], Any], sending: Connection, parent: int) -> None:
+    """The forked process: do the work, send its value (or its error) back."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole terminal's group: the parent stops it
     _die_with(parent)
     try:
-        judged = judge(lines, done)
-        with rows_of(lines).open("wb") as rows:
-            pickle.dump(judged, rows, protocol=pickle.HIGHEST_PROTOCOL)
+        value = work()
     except BaseException as error:  # sent back whole when it can be, as a line of text when it cannot
         try:
             sending.send(("error", error))
         except Exception:
             sending.send(("error", RuntimeError(f"{type(error).__name__}: {error}")))
         return
-    sending.send(("done", None))
+    try:
+        sending.send(("done", value))
+    except Exception as error:  # a value that cannot be sent: its error instead
+        sending.send(
+            ("error", RuntimeError(f"a part's result could not be sent back: {type(error).__name__}: {error}"))
+        )
 
 
 def _die_with(parent: int) -> None:

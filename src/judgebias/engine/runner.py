@@ -50,7 +50,7 @@ from judgebias.core.verdict import is_consistent, reconcile
 from judgebias.engine import outputs
 from judgebias.engine.budget import Budget, Meter, Spend, UnusedAttempts, charged, metered, worst_case
 from judgebias.engine.items import Part, RunItems
-from judgebias.engine.parts import JudgePart, PartJudged, PartProcess, parts_wanted
+from judgebias.engine.parts import JudgePart, PartJudged, PartProcess, parts_wanted, started
 from judgebias.engine.progress import Progress
 from judgebias.figures.clustering import Clustering
 from judgebias.figures.metrics import ensemble_results, soft_preference
@@ -473,21 +473,16 @@ def _judge_all(
 
 
 def _started_parts(job: _Job, parts: Sequence[Part]) -> list[PartProcess]:
-    """A forked process judging each of these parts (numbered from 1); none when a process cannot be made now (a
-    limit on processes, memory or files): then this process judges every item."""
+    """A forked process judging each of these parts (numbered from 1); none when a process cannot be made now:
+    then this process judges every item."""
     if not parts:
         return []
     job.run.make()  # the parts write into it
     partial = job.run.verdicts_partial
-    helpers: list[PartProcess] = []
-    try:
-        for number, part in enumerate(parts, start=1):
-            helpers.append(PartProcess(_part_judge(job, part), partial.with_name(f"{partial.name}.{number}")))
-    except OSError:
-        for helper in helpers:
-            helper.stop()
-        return []
-    return helpers
+    return started(
+        lambda numbered: PartProcess(_part_judge(job, numbered[1]), partial.with_name(f"{partial.name}.{numbered[0]}")),
+        enumerate(parts, start=1),
+    )
 
 
 def _part_judge(job: _Job, part: Part) -> JudgePart:

@@ -108,8 +108,43 @@ class Places:
         return self.offsets[index], self.lines[index]
 
 
+@dataclasses.dataclass
+class Findings:
+    """What reading a data file (or a part of it) found: the problem of each bad line, a 64-bit hash of each valid
+    item's id and its line (duplicate ids are looked for once every part is read), and whether any item was valid.
+
+    Duplicates are found by the hashes (12 bytes an item, where a set of the ids held every id's text), then
+    confirmed on the lines themselves: a million items' check holds no id."""
+
+    problems: list[str] = dataclasses.field(default_factory=list)
+    hashes: array.array[int] = dataclasses.field(default_factory=lambda: array.array("q"))
+    lines: array.array[int] = dataclasses.field(default_factory=lambda: array.array("I"))
+    found: bool = False
+
+    def extend(self, later: Findings) -> None:
+        """Add what the next part of the file found (parts in the file's order)."""
+        self.problems += later.problems
+        self.hashes += later.hashes
+        self.lines += later.lines
+        self.found = self.found or later.found
+
+    def conclude(self, path: Path) -> None:
+        """The file's one UserError (up to MAX_PROBLEMS problems in line order, duplicate ids among them), if any."""
+        problems = _in_line_order(path, self.problems, _duplicates(path, self.hashes, self.lines))[:MAX_PROBLEMS]
+        if problems:
+            raise UserError(_problems_text(path, problems))
+        if not self.found:
+            raise UserError(f"{path}: the dataset is empty: it needs at least one JSON object per line")
+
+
 def read_items(
-    path: Path, *, checked: bool = False, start: Place = START, places: Places | None = None
+    path: Path,
+    *,
+    checked: bool = False,
+    start: Place = START,
+    stop: int | None = None,
+    places: Places | None = None,
+    findings: Findings | None = None,
 ) -> Generator[Item, None, None]:
     """The items of a JSONL file one at a time, as load_items reads them; its UserError comes once the whole
     file is read (after every valid item is yielded), so a caller that keeps nothing can check a file of any size.
@@ -117,33 +152,51 @@ def read_items(
     `checked`: the file was read whole once already with no problem, so its ids are known to be unique (not
     looked for again) and each line is built into its item without the checks (a line that no longer passes them,
     the file edited since, is still refused as it was the first time); `start`: read from this line on (a place
-    a checked reading gave). `places` gets the place of each item's line, in the order they are yielded."""
-    # Duplicate ids are found by a 64-bit hash of each id and its line (12 bytes an item, where a set of the ids
-    # held every id's text), then confirmed on the lines themselves: a million items' check holds no id.
-    hashes, lines = array.array("q"), array.array("I")
-    problems: list[str] = []
-    found = False
+    a checked reading gave, or one `cut_lines` gave); `stop`: up to the line starting at this byte offset. `places`
+    gets the place of each item's line, in the order they are yielded. `findings`: gather what the reading finds
+    there and raise nothing (a part of the file, concluded with the others by `Findings.conclude`)."""
+    found = Findings() if findings is None else findings
     build = _checked_item if checked else _item
-    for number, offset, record in _records(path, problems, start):
+    for number, offset, record in _records(path, found.problems, start, stop):
         try:
             item = build(record, path, number)
         except UserError as error:
-            problems.append(str(error))
+            found.problems.append(str(error))
             continue
         if not checked:
-            hashes.append(hash(item.id))
-            lines.append(number)
+            found.hashes.append(hash(item.id))
+            found.lines.append(number)
         if places is not None:
             places.offsets.append(offset)
             places.lines.append(number)
-        found = True
+        found.found = True
         yield item
-    if not checked:
-        problems = _in_line_order(path, problems, _duplicates(path, hashes, lines))[:MAX_PROBLEMS]
-    if problems:
-        raise UserError(_problems_text(path, problems))
-    if not found:
-        raise UserError(f"{path}: the dataset is empty: it needs at least one JSON object per line")
+    if findings is None:
+        found.conclude(path)
+
+
+def cut_lines(path: Path, count: int) -> list[tuple[Place, int]]:
+    """The file cut into `count` parts of about equal bytes, each from the start of a line: (its first line's place,
+    the offset it stops at). One pass counting line ends, so each part knows its line numbers."""
+    size = path.stat().st_size
+    targets = [size * k // count for k in range(1, count)]
+    starts: list[Place] = [START]
+    with path.open("rb") as file:
+        lines, read = 1, 0
+        while targets and (chunk := file.read(1 << 20)):
+            while targets and targets[0] < read + len(chunk):
+                end = chunk.find(b"\n", max(targets[0] - read, 0))
+                if end < 0:
+                    break  # the line goes on into the next chunk
+                place = (read + end + 1, lines + chunk.count(b"\n", 0, end + 1))
+                if place[0] > starts[-1][0] and place[0] < size:
+                    starts.append(place)
+                targets.pop(0)
+            lines += chunk.count(b"\n")
+            read += len(chunk)
+            targets = [max(target, read) for target in targets]
+    stops = [offset for offset, _ in starts[1:]] + [size]
+    return list(zip(starts, stops, strict=True))
 
 
 def _duplicates(path: Path, hashes: array.array[int], lines: array.array[int]) -> list[str]:
@@ -190,9 +243,12 @@ def _problems_text(path: Path, problems: list[str]) -> str:
     )
 
 
-def _records(path: Path, problems: list[str], start: Place = START) -> Iterator[tuple[int, int, dict[str, Any]]]:
-    """(line number, byte offset of the line, JSON object) for each non-blank line that is one, from `start` on;
-    each other line's problem is added to `problems`, and reading stops once they reach MAX_PROBLEMS."""
+def _records(
+    path: Path, problems: list[str], start: Place = START, stop: int | None = None
+) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    """(line number, byte offset of the line, JSON object) for each non-blank line that is one, from `start` on
+    (to the line at byte `stop`); each other line's problem is added to `problems`, and reading stops once they
+    reach MAX_PROBLEMS."""
     try:
         file = path.open("rb")
     except FileNotFoundError:
@@ -206,7 +262,7 @@ def _records(path: Path, problems: list[str], start: Place = START) -> Iterator[
         for number, line in enumerate(file, start=first):
             at = offset
             offset += len(line)
-            if len(problems) >= MAX_PROBLEMS:
+            if len(problems) >= MAX_PROBLEMS or (stop is not None and at >= stop):
                 return
             if line.endswith(b"\n"):
                 line = line[:-1]
