@@ -7,6 +7,7 @@ process gives. The processes are real forks; only the sizes are lowered so that 
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 from pathlib import Path
@@ -46,7 +47,7 @@ def test_parts_start_at_line_starts_numbered_as_the_bytes_say(
         assert 1 <= len(cuts) <= wanted
         assert cuts[0][0] == START
         assert cuts[-1][1] == len(data)
-        for (place, stop), (next_place, _) in zip(cuts, cuts[1:], strict=False):
+        for (place, stop), (next_place, _) in itertools.pairwise(cuts):
             assert stop == next_place[0] > place[0]
         for (offset, line), _ in cuts[1:]:
             assert data[offset - 1 : offset] == b"\n"

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from judgebias.core.item import Item
+from judgebias.core.record import CallResult
 from judgebias.core.style import Style
+from judgebias.engine.runner import item_result
 from judgebias.io.dataset import normalize_item
 
 FORMATTED = "## Steps\n\n1. **Preheat** the oven.\n2. Bake for *20* minutes."
@@ -12,11 +14,15 @@ ITEM = Item("q1", "How do I bake it?", FORMATTED, PLAIN)
 
 
 def test_answers_stay_as_written_and_their_formatting_is_recorded() -> None:
-    """Without normalisation the answers are untouched and each carries its feature counts."""
-    item = normalize_item(ITEM, strip=False, truncate_words=None)
-    assert (FORMATTED, PLAIN) == (item.a, item.b)
-    assert Style(headers=1, list_items=2, bold=1, italic=1) == item.style_a
-    assert Style() == item.style_b
+    """Without normalisation the answers are untouched (the item itself is kept) and each answer's row carries its
+    feature counts."""
+    item = normalize_item(ITEM, strip=True, truncate_words=None)
+    assert item is ITEM
+    row = item_result(item, [CallResult("A", "A", False), CallResult("B", "B", False)])
+    assert Style(headers=1, list_items=2, bold=1, italic=1) == row.style_a
+    assert Style() == row.style_b
+    stripped = normalize_item(Item("q1", "Q", f"  {FORMATTED}\n", PLAIN), strip=True, truncate_words=None)
+    assert (FORMATTED, Style(headers=1, list_items=2, bold=1, italic=1)) == (stripped.a, stripped.style_a)
 
 
 def test_strip_markdown_judges_plain_text_but_remembers_the_formatting() -> None:

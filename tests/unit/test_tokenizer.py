@@ -105,3 +105,16 @@ def test_a_tokenizer_that_cannot_be_had_is_one_line_naming_the_way(name: str, sa
         load_tokenizer(name, None)
     assert says in str(raised.value)
     assert "\n" not in str(raised.value)
+
+
+def test_an_answer_cut_to_tokens_keeps_the_formatting_it_was_written_with(tmp_path: Path) -> None:
+    """The line's style_a counts the heading and the two list items of the answer as written, though the cut to
+    four tokens leaves none of them in the text judged."""
+    written = "Plain words come first here.\n\n## Heading\n\n- one\n- two"
+    path = write_items(tmp_path / "items.jsonl", [{"id": "f", "question": "Q?", "a": written, "b": "short"}])
+    run_dir = tmp_path / "run"
+    settings = (f"data.path={path}", "data.normalize.truncate_tokens=4", f"data.normalize.tokenizer={CL100K}")
+    run_here(run_dir, "judge=longer", *settings, f"cache.dir={tmp_path / 'cache'}", "report=false")
+    (line,) = verdict_lines(run_dir)
+    assert (line["style_a"]["headers"], line["style_a"]["list_items"]) == (1, 2)
+    assert line["chars_a"] < written.index("#")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from judgebias.core.item import Item
 from judgebias.core.record import CallResult
@@ -138,3 +139,50 @@ def test_an_ensemble_line_holds_the_majority_and_every_judges_calls(tmp_path: Pa
         next(key for key in line["judges"]["x"] if key.startswith("raw")),
     )
     assert "raw1" not in line
+
+
+def _written(tmp_path: Path, item: Item, row: Any, calls: list[CallResult], cluster: object = None) -> str:
+    """The line the writer writes for one judge's row (clustered when `cluster` is given)."""
+    run = RunDir(tmp_path / "run")
+    writer = VerdictWriter(run, ensemble=False, clusters={} if cluster is None else {item.id: cluster})
+    writer.write(item, {"j": row}, row, {"j": calls})
+    writer.commit()
+    (line,) = run.verdicts.read_text(encoding="utf-8").splitlines()
+    return line
+
+
+def test_a_line_written_in_pieces_is_the_text_json_dumps_writes_of_it(tmp_path: Path) -> None:
+    """Lines written from pieces (the calls' fields and styles written once each) are exactly json.dumps of their
+    own content (stdlib's separators, escapes and number forms), whatever the line holds: text to escape and
+    beyond ASCII, votes, token counts, soft preferences, failed calls, several samples, clusters of each kind."""
+    odd = Item(
+        id='q"1\\\n',
+        question="q",
+        a="## Überschrift\n- **un**\t\u2028",
+        b="",
+        human="tie",
+        human_votes=("1", "tie"),
+        human_voters=("ann", "bo"),
+        model_a="m\u00e9",
+        model_b=None,
+        tokens_a=3,
+        tokens_b=0,
+    )
+    calls_of = [
+        [CallResult("A", "A", False, offline=True), CallResult("B", "B", False, offline=True)],
+        [CallResult("A", 'A \u00e9 "', True, probs={"A": 0.7, "B": 0.2, "tie": 0.1}), CallResult("B", "B", False)],
+        [CallResult("error", None, False, error="HTTP 500 \u00e9", failure="server"), CallResult("A", "x", False)],
+        [CallResult("A", "A", False, sample=s) for s in range(3)]
+        + [CallResult("B", "B", False, sample=s) for s in range(3)],
+    ]
+    for number, calls in enumerate(calls_of):
+        for cluster in (None, "topic \u00e9", 7, 2.5, True, "[1, 2]"):
+            row = item_result(odd, calls, slim=True)
+            line = _written(tmp_path / f"{number}-{cluster}", odd, row, calls, cluster)
+            content = json.loads(line)
+            assert line == json.dumps(content, ensure_ascii=False, allow_nan=False)
+            assert content == {
+                **verdict_line(odd, row, calls=calls),
+                **({} if cluster is None else {"cluster": cluster}),
+            }
+            assert content["id"] == 'q"1\\\n'

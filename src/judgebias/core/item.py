@@ -26,7 +26,7 @@ class Item:
     model_a: str | None = None
     model_b: str | None = None
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
-    style_a: Style | None = None  # formatting of a as written (kept when data.normalize.strip_markdown removes it)
+    style_a: Style | None = None  # formatting of a as written (kept when normalising changed a; None: read from a)
     style_b: Style | None = None
     tokens_a: int | None = None  # a's length in tokens of data.normalize.tokenizer (None: words, not counted)
     tokens_b: int | None = None

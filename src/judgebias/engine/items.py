@@ -22,6 +22,7 @@ from pathlib import Path
 from judgebias.config.schema import Config
 from judgebias.core.errors import UserError
 from judgebias.core.item import Item
+from judgebias.core.style import style_of
 from judgebias.engine.parts import Forked, check_parts_wanted, started
 from judgebias.figures.clustering import Clustering, cluster_field, clustering_of, field_value, label_value
 from judgebias.io.dataset import (
@@ -277,8 +278,14 @@ class RunItems:
         if tokenizer is None:
             return item
         cut = norm.truncate_tokens
-        if cut is not None:
-            item = dataclasses.replace(item, a=tokenizer.truncate(item.a, cut), b=tokenizer.truncate(item.b, cut))
+        if cut is not None:  # the formatting recorded is the answers' before this cut (as normalize_item's)
+            item = dataclasses.replace(
+                item,
+                a=tokenizer.truncate(item.a, cut),
+                b=tokenizer.truncate(item.b, cut),
+                style_a=style_of(item.a) if item.style_a is None else item.style_a,
+                style_b=style_of(item.b) if item.style_b is None else item.style_b,
+            )
         if norm.tokenizer == WORDS:
             return item
         return dataclasses.replace(item, tokens_a=tokenizer.count(item.a), tokens_b=tokenizer.count(item.b))

@@ -40,8 +40,30 @@ from judgebias.io.versions import installed_versions
 PACKAGES = ("judgebias", "hydra-core", "omegaconf", "openai", "tenacity", "diskcache", "numpy")
 
 
-# What json.dumps(line, ensure_ascii=False, allow_nan=False) builds anew for every call, built once.
-_LINE_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
+def _not_json(value: object) -> Any:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+# json.dumps(value, ensure_ascii=False, allow_nan=False) without what it builds anew for every call (the C encoder
+# itself, and its check for cycles: a line is made of fresh dicts and shared read-only ones, never a cycle).
+_MAKE_ENCODER = getattr(json.encoder, "c_make_encoder", None)  # None: Python without the C accelerator
+_C_ENCODER = (
+    None
+    if _MAKE_ENCODER is None
+    else _MAKE_ENCODER(None, _not_json, json.encoder.encode_basestring, None, ": ", ", ", False, False, False)
+)
+_PY_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
+
+
+def _encoded(value: dict[str, Any]) -> str:
+    """A JSON object's text as json.dumps(value, ensure_ascii=False, allow_nan=False) writes it."""
+    return "".join(_C_ENCODER(value, 0)) if _C_ENCODER is not None else _PY_ENCODER.encode(value)
+
+
+def _members(value: Mapping[str, Any]) -> str:
+    """The members of a JSON object's text, without its braces ("" for none): objects written one after the other
+    join with ", " into the text of the object holding all their members in that order."""
+    return _encoded(dict(value))[1:-1]
 
 
 class VerdictWriter:
@@ -74,15 +96,16 @@ class VerdictWriter:
 
         `calls`: each judge's calls with their replies, when its row keeps them without (the rows a run keeps)."""
         if not self.ensemble:
-            line = verdict_line(item, combined, calls=None if calls is None else calls[next(iter(rows))])
+            judged = None if calls is None else calls[next(iter(rows))]
+            self.file.write(verdict_text(item, combined, judged, self.clusters.get(item.id, _NO_CLUSTER)) + "\n")
         else:
             line = verdict_line(item, combined, with_calls=False)
             line["judges"] = {
                 name: _judge_fields(row, None if calls is None else calls[name]) for name, row in rows.items()
             }
-        if item.id in self.clusters:
-            line["cluster"] = self.clusters[item.id]
-        self.file.write(_LINE_ENCODER.encode(line) + "\n")
+            if item.id in self.clusters:
+                line["cluster"] = self.clusters[item.id]
+            self.file.write(_encoded(cast(dict[str, Any], line)) + "\n")
         self.lines += 1
 
     def append(self, lines: Path, count: int) -> None:
@@ -113,7 +136,42 @@ def verdict_line(
 ) -> VerdictLine:
     """The verdicts.jsonl object for one item; its calls' replies from `calls` when given, else from the row's."""
     replies = row.calls if calls is None else tuple(calls)
-    line: VerdictLine = {
+    line = _head(row)
+    if with_calls:
+        line.update(cast(VerdictLine, _calls_fields(row, replies)))  # call1/call2/consistent keep their places
+    line.update(_item_fields(item, row))
+    if row.style_a is not None and row.style_b is not None:
+        line["style_a"] = _style_fields(row.style_a)
+        line["style_b"] = _style_fields(row.style_b)
+    line.update(_tail(row, replies, with_calls))
+    return line
+
+
+_NO_CLUSTER = object()  # an item in no cluster (its line has no "cluster")
+
+
+def verdict_text(
+    item: Item, row: ItemResult, calls: Sequence[CallResult] | None = None, cluster: object = _NO_CLUSTER
+) -> str:
+    """One judge's verdicts.jsonl line (verdict_line's object, and the item's cluster) as json.dumps writes it, from
+    pieces: the calls' fields and the styles are written once per distinct value (a free judge's million lines
+    share a few of each)."""
+    replies = row.calls if calls is None else tuple(calls)
+    tail = _tail(row, replies, True)
+    if cluster is not _NO_CLUSTER:
+        tail["cluster"] = cluster
+    pieces = (
+        _members({"id": row.id, "verdict": row.verdict, "winner": item_winner(row.verdict)}),
+        _calls_text(row, replies),
+        _members(_item_fields(item, row)),
+        _styles_text(row.style_a, row.style_b) if row.style_a is not None and row.style_b is not None else "",
+        _members(tail) if tail else "",
+    )
+    return "{" + ", ".join(piece for piece in pieces if piece) + "}"
+
+
+def _head(row: ItemResult) -> VerdictLine:
+    return {
         "id": row.id,
         "verdict": row.verdict,
         "winner": item_winner(row.verdict),
@@ -121,8 +179,11 @@ def verdict_line(
         "call2": row.call2,
         "consistent": row.consistent,
     }
-    if with_calls:
-        line.update(cast(VerdictLine, _calls_fields(row, replies)))  # call1/call2/consistent keep their places
+
+
+def _item_fields(item: Item, row: ItemResult) -> VerdictLine:
+    """The item's labels, models and lengths, each only when known."""
+    line: VerdictLine = {}
     if item.human is not None:
         line["human"] = item.human
     if item.human_votes:
@@ -139,14 +200,23 @@ def verdict_line(
     if row.tokens_a is not None and row.tokens_b is not None:
         line["tokens_a"] = row.tokens_a
         line["tokens_b"] = row.tokens_b
-    if row.style_a is not None and row.style_b is not None:
-        line["style_a"] = _style_fields(row.style_a)
-        line["style_b"] = _style_fields(row.style_b)
+    return line
+
+
+def _tail(row: ItemResult, replies: tuple[CallResult, ...], with_calls: bool) -> VerdictLine:
+    """The soft preference, and every sample's call with their majority (judge.samples > 1)."""
+    line: VerdictLine = {}
     if row.soft is not None:
         line["soft"] = row.soft
     if with_calls:
         line.update(cast(VerdictLine, _sample_fields(row, replies)))
     return line
+
+
+@functools.lru_cache(maxsize=1024)
+def _styles_text(style_a: Style, style_b: Style) -> str:
+    """The `style_a` and `style_b` members of a line, written once per distinct pair."""
+    return _members({"style_a": _style_fields(style_a), "style_b": _style_fields(style_b)})
 
 
 @functools.lru_cache(maxsize=1024)
@@ -188,8 +258,8 @@ _NUMBERED = tuple(
 
 
 # An offline judge's call fields by what they are made of (the row's labels, the calls by identity, which the entry
-# keeps alive): a scripted judge's million lines have a few; each entry is read only.
-_OFFLINE_FIELDS: dict[tuple[Any, ...], tuple[tuple[CallResult, ...], CallFields]] = {}
+# keeps alive), with their text in a line: a scripted judge's million lines have a few; each entry is read only.
+_OFFLINE_FIELDS: dict[tuple[Any, ...], tuple[tuple[CallResult, ...], CallFields, str]] = {}
 _OFFLINE_FIELDS_KEPT = 1024
 
 
@@ -198,14 +268,27 @@ def _calls_fields(row: ItemResult, calls: tuple[CallResult, ...]) -> CallFields:
     judge's are shared between lines)."""
     if not all(call.offline for call in calls):
         return _made_calls_fields(row, calls)
+    return _offline_calls(row, calls)[1]
+
+
+def _calls_text(row: ItemResult, calls: tuple[CallResult, ...]) -> str:
+    """The members those fields make in a line (call1 to the last call's)."""
+    if not all(call.offline for call in calls):
+        return _members(_made_calls_fields(row, calls))
+    return _offline_calls(row, calls)[2]
+
+
+def _offline_calls(row: ItemResult, calls: tuple[CallResult, ...]) -> tuple[tuple[CallResult, ...], CallFields, str]:
+    """An offline judge's calls' fields and their text, made once for each (labels, calls) met."""
     key = (row.call1, row.call2, row.consistent, *map(id, calls))
     known = _OFFLINE_FIELDS.get(key)
     if known is not None:
-        return known[1]
+        return known
     fields = _made_calls_fields(row, calls)
+    entry = (calls, fields, _members(fields))
     if len(_OFFLINE_FIELDS) < _OFFLINE_FIELDS_KEPT:
-        _OFFLINE_FIELDS[key] = (calls, fields)
-    return fields
+        _OFFLINE_FIELDS[key] = entry
+    return entry
 
 
 def _made_calls_fields(row: ItemResult, calls: tuple[CallResult, ...]) -> CallFields:

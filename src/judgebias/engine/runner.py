@@ -376,19 +376,32 @@ def _requests(
     config: Config, judgings: list[Judging], items: Iterable[Item]
 ) -> Iterator[tuple[Judging, Item, Request]]:
     """Every call of the run, item by item: for each judge, (a, b) then (b, a) when that order exists."""
-    rubric = config.rubric
-    rendered = {j.name: j.backend.paid or j.backend.reads_messages for j in judgings}  # else nothing reads them
+    rendered = _rendered(judgings)
     for item in items:
-        for judging in judgings:
-            for order in _orders(judging.backend, item):
-                view = shown(item, order, rubric.labels)
-                messages = (
-                    render_messages(item, view, rubric.system, rubric.user, rubric.tie_label)
-                    if rendered[judging.name]
-                    else []
-                )
-                for sample in range(judging.config.samples):  # judge.samples asks of this order, in a row
-                    yield judging, item, Request(item, view, messages, sample)
+        for judging, request in _item_requests(config, judgings, item, rendered):
+            yield judging, item, request
+
+
+def _rendered(judgings: list[Judging]) -> dict[str, bool]:
+    """Whether each judge reads its calls' chat messages (else they are not rendered)."""
+    return {j.name: j.backend.paid or j.backend.reads_messages for j in judgings}
+
+
+def _item_requests(
+    config: Config, judgings: list[Judging], item: Item, rendered: Mapping[str, bool]
+) -> Iterator[tuple[Judging, Request]]:
+    """One item's calls: for each judge, (a, b) then (b, a) when that order exists, each of judge.samples."""
+    rubric = config.rubric
+    for judging in judgings:
+        for order in _orders(judging.backend, item):
+            view = shown(item, order, rubric.labels)
+            messages = (
+                render_messages(item, view, rubric.system, rubric.user, rubric.tie_label)
+                if rendered[judging.name]
+                else []
+            )
+            for sample in range(judging.config.samples):  # judge.samples asks of this order, in a row
+                yield judging, Request(item, view, messages, sample)
 
 
 def _orders(backend: Backend, item: Item) -> tuple[int, ...]:
@@ -518,14 +531,23 @@ def _judge_items(
     config, judgings, cache, used = job.config, job.judgings, job.cache, job.used
     per_judge: dict[str, Rows] = {j.name: Rows() for j in judgings}
     combined = Rows() if len(judgings) > 1 else per_judge[judgings[0].name]
+    failures: collections.Counter[str] = collections.Counter()  # failed calls by FailureKind
+    parsed = _ParsedReplies(config)
+    if not any(judging.backend.paid for judging in judgings):  # every reply is made here, at once: no window
+        rendered = _rendered(judgings)
+        for item in items:
+            decided = [
+                (judging, request, _answered_here(judging.backend, request))
+                for judging, request in _item_requests(config, judgings, item, rendered)
+            ]
+            _finalise(parsed, item, decided, per_judge, combined, writer, progress, failures)
+        return per_judge, combined, failures
     window = max(64, 8 * config.max_concurrency)  # items in flight: enough to keep every worker busy
     inflight: dict[str, Pending] = {}
     slots: collections.deque[tuple[Item, list[tuple[Judging, Request, Pending]]]] = collections.deque()
-    failures: collections.Counter[str] = collections.Counter()  # failed calls by FailureKind
     executor = ThreadPoolExecutor(max_workers=config.max_concurrency, thread_name_prefix="judge")
     reask = frozenset(config.cache.reask)
     stopping = threading.Event()  # ends the waits for calls that other processes sharing the cache are sending
-    parsed = _ParsedReplies(config)
     try:
         current: Item | None = None
         calls: list[tuple[Judging, Request, Pending]] = []
@@ -609,13 +631,7 @@ def _start(
     """
     backend = judging.backend
     if key is None:
-        try:
-            return Pending(reply=backend.complete(request))
-        except UserError:
-            raise
-        except Exception as error:  # a scripted or replay judge failing is recorded, like a live failure
-            failure = backend.classify(error)
-            return Pending(error=failure.reason, failure=failure.kind)
+        return _answered_here(backend, request)
     same = inflight.get(key)
     if same is not None:  # the same prompt twice in one run (e.g. identical answers): one paid call
         return Pending(  # never batched twice
@@ -653,6 +669,17 @@ def _start(
         spending.settle_when_done(judging, pending, estimate)
     inflight[key] = pending
     return pending
+
+
+def _answered_here(backend: Backend, request: Request) -> Pending:
+    """A free judge's reply (scripted, replayed), made in this thread; its failure recorded as a live one is."""
+    try:
+        return Pending(reply=backend.complete(request))
+    except UserError:
+        raise
+    except Exception as error:
+        failure = backend.classify(error)
+        return Pending(error=failure.reason, failure=failure.kind)
 
 
 @dataclasses.dataclass

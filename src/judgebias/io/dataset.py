@@ -440,6 +440,8 @@ def normalize_item(item: Item, *, strip: bool, truncate_words: int | None, strip
     # shows whether stripping removed the judge's preference for it.
     a = normalize_answer(item.a, strip=strip, truncate_words=truncate_words)
     b = normalize_answer(item.b, strip=strip, truncate_words=truncate_words)
+    if not strip_markdown and a is item.a and b is item.b and item.style_a is None and item.style_b is None:
+        return item  # nothing to change: the answers' formatting is read from them as judged (a million copies saved)
     style_a, style_b = style_of(a), style_of(b)
     if strip_markdown:
         a = normalize_answer(item.a, strip=strip, truncate_words=truncate_words, strip_markdown=True)
