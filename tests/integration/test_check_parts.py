@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import random
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ import pytest
 
 from judgebias.core.errors import UserError
 from judgebias.engine import items as items_module
-from judgebias.engine import parts
+from judgebias.engine import parts, runner
 from judgebias.engine.items import RunItems
 from judgebias.io.dataset import START, cut_lines
 from tests.reliability.helpers import config_of, run_here, verdict_lines
@@ -42,8 +43,11 @@ def test_parts_start_at_line_starts_numbered_as_the_bytes_say(
     data = _random_lines(seed, count, long_every)
     path = tmp_path / "items.jsonl"
     path.write_bytes(data)
+    with path.open("rb") as file:
+        lines_read = sum(1 for _ in file)
     for wanted in range(1, 7):
-        cuts = cut_lines(path, wanted)
+        cuts, lines = cut_lines(path, wanted)
+        assert lines == lines_read
         assert 1 <= len(cuts) <= wanted
         assert cuts[0][0] == START
         assert cuts[-1][1] == len(data)
@@ -53,7 +57,7 @@ def test_parts_start_at_line_starts_numbered_as_the_bytes_say(
             assert data[offset - 1 : offset] == b"\n"
             assert line == data[:offset].count(b"\n") + 1
     if count >= 100:
-        assert len(cut_lines(path, 4)) == 4  # short lines: every part wanted is made
+        assert len(cut_lines(path, 4)[0]) == 4  # short lines: every part wanted is made
 
 
 def _record(n: int) -> dict[str, Any]:
@@ -118,24 +122,29 @@ def test_twenty_problems_in_the_first_part_stop_the_message_as_one_process_does(
     assert str(raised.value) == _one_process_error(path)
 
 
-def test_a_run_checked_in_parts_judges_the_file_as_one_process(tmp_path: Path, forked: list[Any]) -> None:
-    """A valid file with a byte order mark and blank lines, clustered by a dataset field: checked in three parts,
-    then judged; verdicts.jsonl (each line's cluster among it) is one process's, byte for byte."""
-    lines = [json.dumps(_record(n)) for n in range(600)]
-    lines[300:300] = ["", "  "]
+def _bom_file(tmp_path: Path, lines: list[str]) -> Path:
+    """The lines as a file with a byte order mark and two blank lines in its middle."""
+    lines = [*lines[:300], "", "  ", *lines[300:]]
     path = tmp_path / "items.jsonl"
     path.write_bytes(b"\xef\xbb\xbf" + ("\n".join(lines) + "\n").encode())
-    settings = ("data=jsonl", f"data.path={path}", "judge=longer", "bootstrap.cluster=topic", "report=false")
-    in_parts = tmp_path / "parts"
-    run_here(in_parts, *settings, f"cache.dir={tmp_path / 'cache'}")
+    return path
+
+
+def test_a_file_checked_in_parts_gives_one_process_s_items(tmp_path: Path, forked: list[Any]) -> None:
+    """A valid file with a byte order mark and blank lines, clustered by a dataset field: checked in three parts,
+    it gives the items (and clusters) a check in one process gives, in the file's order."""
+    path = _bom_file(tmp_path, [json.dumps(_record(n)) for n in range(600)])
+    settings = ("data=jsonl", f"data.path={path}", "bootstrap.cluster=topic")
+    in_parts = RunItems(config_of(*settings))
     assert len(forked) == 2
-    one_process = tmp_path / "one"
     with pytest.MonkeyPatch.context() as alone:
         alone.setattr(parts, "_cores", lambda: 1)
-        run_here(one_process, *settings, f"cache.dir={tmp_path / 'cache'}")
+        one_process = RunItems(config_of(*settings))
     assert len(forked) == 2
-    assert (in_parts / "verdicts.jsonl").read_bytes() == (one_process / "verdicts.jsonl").read_bytes()
-    assert [line["cluster"] for line in verdict_lines(in_parts)] == [f"t{n % 9}" for n in range(600)]
+    assert len(in_parts) == len(one_process) == 600
+    assert in_parts.clustering() == one_process.clustering()
+    assert [item.id for item in in_parts] == [f"c{n}" for n in range(600)]
+    assert list(in_parts) == list(one_process)
 
 
 def test_when_no_process_can_be_made_the_file_is_checked_in_one(
@@ -159,3 +168,157 @@ def test_when_no_process_can_be_made_the_file_is_checked_in_one(
     with pytest.raises(UserError, match=r"items\.jsonl:591: "):
         RunItems(config_of("data=jsonl", f"data.path={path}"))
     assert len(forked) == 1
+
+
+# A free (scripted) judge's items are checked as they are judged: each part of the file read once, in its process.
+
+
+def _longer(first: str, second: str) -> str:
+    return "B" if len(second) > len(first) else "A"
+
+
+def _hand_verdict(record: dict[str, Any]) -> str:
+    """The `longer` rule in both orders, reconciled by hand (as benchmarks/hand_loop.py does)."""
+    call1, call2 = _longer(record["a"], record["b"]), _longer(record["b"], record["a"])
+    return ("1" if call1 == "A" else "2") if call1 == {"A": "B", "B": "A"}[call2] else "tie"
+
+
+@pytest.fixture
+def judged_parts(forked: list[Any], monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Parts of the file cut as for the check; the processes judging them counted."""
+    found: list[Any] = []
+    real = runner.PartProcess
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        found.append(real(*args, **kwargs))
+        return found[-1]
+
+    monkeypatch.setattr(runner, "PartProcess", counted)
+    return found
+
+
+def _one_process_run(run_dir: Path, *settings: str) -> None:
+    with pytest.MonkeyPatch.context() as alone:
+        alone.setattr(parts, "_cores", lambda: 1)
+        run_here(run_dir, *settings)
+
+
+@pytest.mark.parametrize(
+    ("cluster", "question_id", "clustered"),
+    [
+        ("topic", None, True),
+        ("auto", lambda n: f"q{n % 50}", True),
+        ("auto", lambda n: f"q{n}", False),
+        ("none", None, False),
+    ],
+)
+def test_a_free_judge_checks_the_file_as_it_judges_and_writes_one_process_s_files(
+    tmp_path: Path, forked: list[Any], judged_parts: list[Any], cluster: str, question_id: Any, clustered: bool
+) -> None:
+    """Three parts, each read once by the process judging it (no check before): every line holds the rule's verdict
+    by hand, verdicts.jsonl, ratings.csv and summary.json are one process's, and each line names its cluster only
+    when the run clusters (auto with ids that never repeat: none, though every item has one)."""
+    records = [
+        {
+            **_record(n),
+            **({"question_id": question_id(n)} if question_id else {}),
+            "model_a": f"m{n % 3}",
+            "model_b": "mz",
+        }
+        for n in range(600)
+    ]
+    path = _bom_file(tmp_path, [json.dumps(record) for record in records])
+    settings = ("data=jsonl", f"data.path={path}", "judge=longer", f"bootstrap.cluster={cluster}", "report=false")
+    in_parts = tmp_path / "parts"
+    summary = run_here(in_parts, *settings, f"cache.dir={tmp_path / 'cache'}")
+    assert (len(forked), len(judged_parts)) == (0, 2)
+    one_process = tmp_path / "one"
+    _one_process_run(one_process, *settings, f"cache.dir={tmp_path / 'cache'}")
+    lines = verdict_lines(in_parts)
+    assert [(line["id"], line["verdict"]) for line in lines] == [(r["id"], _hand_verdict(r)) for r in records]
+    assert all(("cluster" in line) is clustered for line in lines)
+    for name in ("verdicts.jsonl", "ratings.csv"):
+        assert (in_parts / name).read_bytes() == (one_process / name).read_bytes()
+    theirs = json.loads((one_process / "summary.json").read_text(encoding="utf-8"))
+    assert {**summary, "judging_seconds": 0} == {**theirs, "judging_seconds": 0}
+    assert summary["n_items"] == 600
+    assert not [name for name in os.listdir(in_parts) if ".part" in name or ".bare" in name]
+
+
+def test_a_free_judge_s_bad_lines_stop_the_run_after_judging_with_one_process_s_message(
+    tmp_path: Path, judged_parts: list[Any]
+) -> None:
+    """Bad lines and a repeated id in different parts, found as they are judged: the run ends with the message the
+    check before judging gives (naming exactly the lines made bad, by their numbers), and leaves no verdict file."""
+    lines = [json.dumps(_record(n)) for n in range(600)]
+    bad = {7: "{", 333: json.dumps({"id": "x", "question": "", "a": "", "b": ""}), 598: json.dumps(_record(10))}
+    for number, line in bad.items():
+        lines[number - 1] = line
+    path = tmp_path / "items.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    settings = ("data=jsonl", f"data.path={path}", "judge=longer", "report=false", f"cache.dir={tmp_path / 'c'}")
+    run_dir = tmp_path / "run"
+    with pytest.raises(UserError) as raised:
+        run_here(run_dir, *settings)
+    assert len(judged_parts) == 2
+    problems = str(raised.value).splitlines()[1:]
+    assert [int(problem.strip().split(":")[1]) for problem in problems] == sorted(bad)
+    assert str(raised.value) == _one_process_error(path, "judge=longer")
+    assert not [name for name in os.listdir(run_dir) if name.startswith("verdicts")]
+
+
+def test_a_free_judge_s_cluster_field_that_no_item_has_stops_the_run_as_before(
+    tmp_path: Path, judged_parts: list[Any]
+) -> None:
+    """bootstrap.cluster names a field no line has: the run ends with the check's own message, no verdict file."""
+    path = _bom_file(tmp_path, [json.dumps(_record(n)) for n in range(600)])
+    settings = ("data=jsonl", f"data.path={path}", "judge=longer", "bootstrap.cluster=chapter", "report=false")
+    run_dir = tmp_path / "run"
+    with pytest.raises(UserError, match="no item has a field 'chapter'") as raised:
+        run_here(run_dir, *settings, f"cache.dir={tmp_path / 'c'}")
+    assert len(judged_parts) == 2
+    with pytest.MonkeyPatch.context() as alone, pytest.raises(UserError) as before:
+        alone.setattr(parts, "_cores", lambda: 1)
+        run_here(tmp_path / "one", *settings, f"cache.dir={tmp_path / 'c'}")
+    assert str(raised.value) == str(before.value)
+    assert not [name for name in os.listdir(run_dir) if name.startswith("verdicts")]
+
+
+def test_when_no_process_can_judge_a_part_the_free_judge_checks_and_judges_the_whole_file_here(
+    tmp_path: Path, judged_parts: list[Any], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every fork fails (EAGAIN): the whole file is checked as it is judged in this process, every line the rule's;
+    the progress line ends at the items' count, not the file's lines (two of them blank)."""
+
+    def fails(*args: Any, **kwargs: Any) -> Any:
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(runner, "PartProcess", fails)
+    records = [_record(n) for n in range(600)]
+    path = _bom_file(tmp_path, [json.dumps(record) for record in records])
+    run_dir = tmp_path / "run"
+    run_here(run_dir, "data=jsonl", f"data.path={path}", "judge=longer", "progress=on", f"cache.dir={tmp_path / 'c'}")
+    assert [(line["id"], line["verdict"]) for line in verdict_lines(run_dir)] == [
+        (r["id"], _hand_verdict(r)) for r in records
+    ]
+    drawn = capsys.readouterr().err
+    assert "600/600 items" in drawn.split("\r")[-1]
+
+
+def test_a_data_file_changed_while_a_free_judge_reads_it_stops_the_run(
+    tmp_path: Path, judged_parts: list[Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file is rewritten while its parts are judged (their places were cut in the old one): the run ends saying
+    so, with no verdict file, instead of figures of lines read from two different files."""
+    path = _bom_file(tmp_path, [json.dumps(_record(n)) for n in range(600)])
+    real = items_module.RunItems.part
+
+    def edited_while_read(self: Any, part: Any = None) -> Any:
+        path.write_text(path.read_text(encoding="utf-8-sig") + json.dumps(_record(600)) + "\n", encoding="utf-8")
+        return real(self, part)
+
+    monkeypatch.setattr(items_module.RunItems, "part", edited_while_read)
+    run_dir = tmp_path / "run"
+    with pytest.raises(UserError, match="the data file changed after it was checked"):
+        run_here(run_dir, "data=jsonl", f"data.path={path}", "judge=longer", f"cache.dir={tmp_path / 'c'}")
+    assert not [name for name in os.listdir(run_dir) if name.startswith("verdicts")]

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from judgebias.engine.items import CHECK_PART_MIN_BYTES
 from judgebias.io.run_dir import is_leftover
 from tests.helpers import Cli
 
@@ -22,10 +23,11 @@ pytestmark = [pytest.mark.reliability, pytest.mark.slow]
 ITEMS = 240_000  # enough for two parts of the default size, and a few seconds of judging
 
 
-def _items(path: Path) -> Path:
+def _items(path: Path, question: str) -> Path:
     with path.open("w", encoding="utf-8") as out:
         for n in range(ITEMS):
-            out.write(json.dumps({"id": f"i{n}", "question": f"Q{n}?", "a": "a " * (n % 9), "b": "b " * (n % 4)}))
+            record = {"id": f"i{n}", "question": f"Q{n}? {question}", "a": "a " * (n % 9), "b": "b " * (n % 4)}
+            out.write(json.dumps(record))
             out.write("\n")
     return path
 
@@ -54,8 +56,14 @@ def _gone(pid: int, within: float) -> bool:
 @pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="reads processes in /proc (Linux)")
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="parts need two cores")
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGKILL], ids=["SIGINT", "SIGKILL"])
-def test_a_run_stopped_while_its_parts_run_leaves_no_process_and_no_part_file(cli: Cli, signum: int) -> None:
-    data = _items(cli.tmp_path / "items.jsonl")
+@pytest.mark.parametrize(
+    "question", ["", "word " * 20], ids=["checked-first", "checked-as-judged"]
+)  # 17 MB: checked before judging; 41 MB: each part checked by the process judging it
+def test_a_run_stopped_while_its_parts_run_leaves_no_process_and_no_part_file(
+    cli: Cli, signum: int, question: str
+) -> None:
+    data = _items(cli.tmp_path / "items.jsonl", question)
+    assert (data.stat().st_size > 2 * CHECK_PART_MIN_BYTES) is bool(question)
     run_dir = cli.tmp_path / "run"
     process = subprocess.Popen(
         [sys.executable, "-m", "judgebias.run", "judge=longer", "data=jsonl", f"data.path={data}", "report=false",

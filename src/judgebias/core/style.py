@@ -30,7 +30,10 @@ _IMAGE_OR_LINK = re.compile(r"!?\[([^\]\n]*)\]\(([^)\s]*)(?:[ \t]+\"[^\"\n]*\")?
 _AUTOLINK = re.compile(r"<((?:https?|ftp|mailto):[^>\s]+)>")
 # Every feature needs one of these: `#` or a setext underline (`=`, `-`) for a header, a list marker (`-*+`, or a
 # digit before `.`/`)`), `*`/`_` for emphasis, a fence (backticks, `~`), a table's `|`. Text without any is plain.
-_MARKUP = re.compile(r"[#=*_+|`~-]|\d[.)]")
+# A character that starts markup, or a numbered list's "1." / "1)": two searches, each one pass in C, where one
+# pattern with both tried the alternation at every character (twice as long on plain answers).
+_MARKUP_CHAR = re.compile(r"[#=*_+|`~-]")
+_NUMBERED = re.compile(r"\d[.)]")
 # Characters of the private-use area stand in for escaped characters and code spans while emphasis is read.
 _HOLD = "\ue000"
 
@@ -65,7 +68,7 @@ class Style:
 
 def style_of(text: str) -> Style:
     """Count the markdown features of one answer (code inside fences is not formatting)."""
-    if _MARKUP.search(text) is None:
+    if _MARKUP_CHAR.search(text) is None and _NUMBERED.search(text) is None:
         return PLAIN  # most answers: one search instead of reading every line
     counts = dict.fromkeys(FEATURES, 0)
     for kind, line in _blocks(text):

@@ -24,7 +24,7 @@ from judgebias.core.errors import UserError
 from judgebias.core.item import Item
 from judgebias.core.style import style_of
 from judgebias.engine.parts import Forked, check_parts_wanted, started
-from judgebias.figures.clustering import Clustering, cluster_field, clustering_of, field_value, label_value
+from judgebias.figures.clustering import AUTO, Clustering, cluster_field, clustering_of, field_value, label_value
 from judgebias.io.dataset import (
     START,
     Findings,
@@ -61,11 +61,13 @@ _MARK_EVERY = 4096  # items between two places kept for judging in parts (a mill
 
 @dataclasses.dataclass(frozen=True)
 class Part:
-    """Items start .. stop - 1 of the run, whose first line is at `place` in the data file."""
+    """Items start .. stop - 1 of the run, whose first line is at `place` in the data file; or, when the items are
+    checked as they are judged, the lines from `place` to the offset `end`."""
 
     start: int
     stop: int
     place: Place
+    end: int | None = None  # the offset its lines stop at, when they are checked as they are judged (count unknown)
 
 
 @dataclasses.dataclass
@@ -106,6 +108,20 @@ def _check_lines(
     """Check the items of the file (of its lines from place to offset `lines`), keeping what the run needs of each
     of the first `limit` (the rest are still checked); the problems found, not raised."""
     checked = _Checked(places=None if held is not None else Places())
+    for _ in _checking(path, field, limit, held, lines, checked):
+        pass
+    return checked
+
+
+def _checking(
+    path: Path,
+    field: str | None,
+    limit: int | None,
+    held: list[Item] | None,
+    lines: tuple[Place, int | None],
+    checked: _Checked,
+) -> Iterator[Item]:
+    """The items kept as `_check_lines` reads them, each yielded once what the run needs of it is in `checked`."""
     hashes, values, valued, extra_fields = checked.hashes, checked.values, checked.valued, checked.extra_fields
     start, stop = lines
     reading = read_items(path, start=start, stop=stop, places=checked.places, findings=checked.findings)
@@ -122,7 +138,7 @@ def _check_lines(
                 valued.append(item.id)
             if item.extra:
                 extra_fields.update(item.extra)
-    return checked
+        yield item
 
 
 class RunItems:
@@ -131,15 +147,30 @@ class RunItems:
 
     Iterating yields full Items, normalised and cut as data.normalize says; `len()` is their number."""
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, *, check_as_judged: bool = False) -> None:
         data = config.data
         self.path = resolve_path(data.path, data.root)
         self._config = config
         self._stamp = _Stamp.of(self.path)  # None: read once and held (a missing file: read_items names it)
         held: list[Item] | None = [] if self._stamp is None else None
         field = cluster_field(config.bootstrap.cluster)
-        checked = self._checked(field, held)
-        self._values: list[object] | None = checked.values if field is not None else None
+        self._field = field
+        self._cuts: list[tuple[Place, int]] = []  # checked as judged: the parts of the file
+        self._lines = 0  # checked as judged: the file's lines, which the items are at most
+        self._read_parts: dict[Place, _Checked] = {}  # checked as judged: what each part read here found
+        self._labels: dict[str, object] = {}  # checked as judged: clustered items' values until their lines
+        if check_as_judged and held is None and data.limit is None:
+            count = check_parts_wanted(self.path.stat().st_size, CHECK_PART_MIN_BYTES)
+            if count > 1:
+                self._cuts, self._lines = cut_lines(self.path, count)
+        checked = _Checked() if self._cuts else self._checked(field, held)
+        self._adopt(checked, held)
+        self._marks: dict[int, Place] = {}  # the place of every _MARK_EVERY-th item, kept for judging in parts
+        self._tokenizer = self._load_tokenizer()
+
+    def _adopt(self, checked: _Checked, held: list[Item] | None) -> None:
+        """Keep what the check kept of the items."""
+        self._values: list[object] | None = checked.values if self._field is not None else None
         self._valued = checked.valued
         self._extra_fields = checked.extra_fields
         self._held = held
@@ -150,8 +181,31 @@ class RunItems:
         if places is not None:
             del places.offsets[self._count :], places.lines[self._count :]  # lines past data.limit
         self._places = places
-        self._marks: dict[int, Place] = {}  # the place of every _MARK_EVERY-th item, kept for judging in parts
-        self._tokenizer = self._load_tokenizer()
+
+    @property
+    def checked_as_judged(self) -> bool:
+        """Whether the items are checked as they are judged (a free judge's large file: each part read once), not
+        before: then their number and clustering are known once `conclude` has every part's reading."""
+        return bool(self._cuts)
+
+    def expected(self) -> int:
+        """How many items judging will meet: their number, or the file's lines while they are checked as judged."""
+        return self._lines if self._cuts and not self._count else self._count
+
+    def conclude(self, parts: list[_Checked]) -> bool:
+        """Checked as judged: every part is read (those read here, then `parts` from other processes, in order). Any
+        problem of any line stops the run here as the check before judging would have; else the items are known as
+        that check knows them. True when the lines hold the clustering's field though the run does not cluster by it
+        (bootstrap.cluster=auto and no value repeats): their "cluster" must go."""
+        self._check_unchanged()  # the parts were read at offsets the file had when it was cut
+        checked = _Checked()
+        for part in [*self._read_parts.values(), *parts]:
+            checked.extend(part)
+        checked.findings.conclude(self.path)
+        self._adopt(checked, None)
+        self._read_parts.clear()
+        found, _ = self.clustering()
+        return found is None and bool(self._valued)
 
     def _checked(self, field: str | None, held: list[Item] | None) -> _Checked:
         """The check of every line: in parts on every core for a large file read without data.limit (each later part
@@ -160,7 +214,7 @@ class RunItems:
         count = 1
         if held is None and limit is None:
             count = check_parts_wanted(self.path.stat().st_size, CHECK_PART_MIN_BYTES)
-        cuts = cut_lines(self.path, count) if count > 1 else []
+        cuts = cut_lines(self.path, count)[0] if count > 1 else []
         helpers = started(
             lambda lines: Forked(functools.partial(_check_lines, self.path, field, None, None, lines)), cuts[1:]
         )
@@ -202,9 +256,12 @@ class RunItems:
 
     def clustering(self) -> tuple[Clustering | None, dict[str, object]]:
         """The run's clustering (bootstrap.cluster) of the items kept, and each clustered item's value by id (what
-        its verdict line records); a field no item has stops the run here."""
-        if self._values is None:
-            return None, {}
+        its verdict line records); a field no item has stops the run here. Checked as judged, until `conclude`: no
+        clustering yet, and each clustered item's value from its reading until its line is written."""
+        if self._cuts and not self._count:
+            return None, self._labels
+        if self._values is None or (not self._valued and self._config.bootstrap.cluster == AUTO):
+            return None, {}  # auto, and no item has the field: by item (without naming a million places)
         # An item without a value is a cluster of its own, named by its place (as unique as its id).
         places = [str(place) for place in range(len(self._values))]
         found = clustering_of(self._config.bootstrap.cluster, places, self._values, self._extra_fields)
@@ -224,7 +281,9 @@ class RunItems:
 
     def parts(self, count: int) -> list[Part]:
         """The items cut into up to `count` parts of about equal size, in order, each starting at a marked item (one
-        part when the items are held, or too few to cut)."""
+        part when the items are held, or too few to cut); checked as judged, the parts of the file already cut."""
+        if self._cuts:
+            return [Part(0, 0, place, end) for place, end in self._cuts]
         starts = sorted({min(self._marks, key=lambda m: abs(m - k * self._count // count)) for k in range(count)})
         if self._held is not None or len(starts) < 2 or starts[0] != 0:
             return [Part(0, self._count, START)]
@@ -232,10 +291,27 @@ class RunItems:
         return [Part(start, stop, self._marks[start]) for start, stop in zip(starts, stops, strict=True)]
 
     def part(self, part: Part | None = None) -> Iterator[Item]:
-        """The items of one part (None: all), normalised, read from the file where the part starts."""
+        """The items of one part (None: all), normalised, read from the file where the part starts (checked as they
+        are read, when they are checked as judged)."""
         if self._released:
             raise RuntimeError("the items were released after judging")
+        if self._cuts and not self._count:
+            return map(self._normalised, self._checked_read(part or Part(0, 0, START, self._cuts[-1][1])))
         return map(self._normalised, self._read(part))
+
+    def read_here(self, part: Part) -> _Checked:
+        """What this process's reading of a part checked as judged found (sent back to the one that concludes)."""
+        return self._read_parts[part.place]
+
+    def _checked_read(self, part: Part) -> Iterator[Item]:
+        """The items of one part of the file, checked as they are read; each clustered item's value kept until its line
+        is written."""
+        checked = self._read_parts[part.place] = _Checked()
+        field, labels = self._field, self._labels
+        for item in _checking(self.path, field, None, None, (part.place, part.end), checked):
+            if field is not None and checked.values[-1] is not None:
+                labels[item.id] = label_value(checked.values[-1])
+            yield item
 
     def release(self) -> None:
         """Every item is judged: the ids' hashes (8 bytes an item) and any held items go before the summary,

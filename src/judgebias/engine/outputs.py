@@ -74,11 +74,11 @@ class VerdictWriter:
         run: RunDir,
         *,
         ensemble: bool,
-        clusters: Mapping[str, object] | None = None,
+        clusters: dict[str, object] | None = None,
         partial: Path | None = None,
     ) -> None:
         run.make()
-        self.clusters = clusters or {}  # item id -> its value of bootstrap.cluster's field, when the run clusters
+        self.clusters = {} if clusters is None else clusters  # item id -> its value of the cluster field (popped)
         self.final = run.verdicts
         self.partial = partial or run.verdicts_partial  # a part of the run judged in another process: its own file
         self.ensemble = ensemble
@@ -95,24 +95,26 @@ class VerdictWriter:
         """One item's line: the judge's row, or the ensemble's `combined` row with every judge's calls inside.
 
         `calls`: each judge's calls with their replies, when its row keeps them without (the rows a run keeps)."""
+        cluster = self.clusters.pop(item.id, _NO_CLUSTER)  # wanted once: the run's memory of it goes
         if not self.ensemble:
             judged = None if calls is None else calls[next(iter(rows))]
-            self.file.write(verdict_text(item, combined, judged, self.clusters.get(item.id, _NO_CLUSTER)) + "\n")
+            self.file.write(verdict_text(item, combined, judged, cluster) + "\n")
         else:
             line = verdict_line(item, combined, with_calls=False)
             line["judges"] = {
                 name: _judge_fields(row, None if calls is None else calls[name]) for name, row in rows.items()
             }
-            if item.id in self.clusters:
-                line["cluster"] = self.clusters[item.id]
+            if cluster is not _NO_CLUSTER:
+                line["cluster"] = cluster
             self.file.write(_encoded(cast(dict[str, Any], line)) + "\n")
         self.lines += 1
 
     def append(self, lines: Path, count: int) -> None:
         """Add the `count` lines another process wrote for the items after these (a part of the run)."""
         self.file.flush()
-        with lines.open("r", encoding="utf-8") as part:
-            shutil.copyfileobj(part, self.file, 1 << 20)
+        with lines.open("rb") as part:
+            _copy_bytes(part, self.file.fileno())
+        self.file.seek(0, os.SEEK_END)  # the text file's own idea of where it is: after the bytes added
         self.lines += count
 
     def close(self) -> None:
@@ -124,11 +126,45 @@ class VerdictWriter:
         self.file.close()
         os.replace(self.partial, self.final)
 
+    def discard(self) -> None:
+        """The run cannot keep these lines (its data file has a problem found as it was judged): no file is left."""
+        self.file.close()
+        self.partial.unlink(missing_ok=True)
+        self.lines = 0
+
+    def drop_clusters(self) -> None:
+        """Take "cluster" out of every line written (always a line's last member: a JSON string cannot hold its
+        text unescaped): the run turned out not to cluster by the field its items were read with."""
+        self.file.close()
+        bare = self.partial.with_name(self.partial.name + ".bare")
+        marker = ', "cluster": '
+        with self.partial.open(encoding="utf-8") as lines, bare.open("w", encoding="utf-8") as out:
+            for line in lines:
+                at = line.rfind(marker)
+                out.write(line if at < 0 else line[:at] + "}\n")
+        os.replace(bare, self.partial)
+        self.file = self.partial.open("a", encoding="utf-8")
+
     def abandon(self) -> None:
         """The run stopped early: keep what was decided in verdicts.jsonl.part (no file when nothing was)."""
         self.file.close()
         if not self.lines:
             self.partial.unlink(missing_ok=True)
+
+
+def _copy_bytes(source: Any, target: int) -> None:
+    """The rest of a file's bytes added at the target's offset: copied by the kernel where it can (Linux
+    copy_file_range: a part's hundreds of megabytes never pass through this process), else read and written."""
+    copy_range = getattr(os, "copy_file_range", None)
+    if copy_range is not None:
+        try:
+            while copy_range(source.fileno(), target, 1 << 30):
+                pass
+            return
+        except OSError:  # not between these files (another file system, an old kernel): copied here instead
+            pass
+    with open(target, "wb", closefd=False) as out:
+        shutil.copyfileobj(source, out, 1 << 20)
 
 
 def verdict_line(

@@ -36,8 +36,8 @@ _PR_SET_PDEATHSIG = 1  # prctl(2): the signal this process gets when its parent 
 
 @dataclasses.dataclass
 class PartJudged:
-    """What a part's process sends back: its rows (by judge, and the ensemble's), failed calls, lines written, and
-    its calls (of them answered without a request)."""
+    """What a part's process sends back: its rows (by judge, and the ensemble's), failed calls, lines written, its
+    calls (of them answered without a request), and what its reading of the file found."""
 
     per_judge: dict[str, Rows]
     combined: Rows | None  # the ensemble's rows; None for one judge (its rows are the combined ones)
@@ -45,6 +45,7 @@ class PartJudged:
     lines: int
     calls: int
     cached: int
+    read: Any = None  # what its reading found, when the items are checked as they are judged (engine.items)
 
 
 JudgePart = Callable[[Path, Any], PartJudged]  # (its lines' file, a shared count of its items done) -> what it judged

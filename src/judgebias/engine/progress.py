@@ -55,6 +55,12 @@ class Progress:
         if self.enabled:
             self._draw(time.monotonic())
 
+    def settle(self) -> None:
+        """The items are all counted (a total that was the data file's lines becomes the items found there)."""
+        self.total = self.done
+        if self.enabled:
+            self._draw(time.monotonic())
+
     def _draw(self, now: float) -> None:
         done = self.done + (self.elsewhere() if self.elsewhere is not None else 0)
         elapsed = now - self.started

@@ -28,7 +28,7 @@ from judgebias.cache.age import StoredTimes, stamped
 from judgebias.cache.bundle import KeyLog
 from judgebias.cache.disk import RESERVE_BYTES, free_space, megabytes
 from judgebias.config.checks import check_settings, price_notes
-from judgebias.config.schema import CacheMode, Config, LabelStyle, judges_of
+from judgebias.config.schema import BackendKind, CacheMode, Config, LabelStyle, judges_of
 from judgebias.core.errors import (
     CacheFull,
     CacheUnavailable,
@@ -185,6 +185,8 @@ def run_experiment(
             echo(console.format_dry_run(estimate))
             return estimate
         judged = _judge(_Job(config, judgings, items, cache, run, used, clusters))
+        if items.checked_as_judged:
+            clustering, _ = items.clustering()  # known now that every part is read
         items.release()
         used.finish(_paid_judges(judgings))
     except CacheUnavailable as error:
@@ -205,7 +207,7 @@ def run_experiment(
 
 def _judges_and_items(config: Config) -> tuple[RunItems, list[Judging], list[str]]:
     """The items every judge can judge, the judges with their backends, and the notes to print before calling."""
-    items = RunItems(config)
+    items = RunItems(config, check_as_judged=_judged_free(config))
     judgments = resolve_path(config.data.judgments, config.data.root) if config.data.judgments else None
     judgings = [
         Judging(name, judge, build_backend(judge, config.rubric, judgments))
@@ -216,9 +218,15 @@ def _judges_and_items(config: Config) -> tuple[RunItems, list[Judging], list[str
         left_out = items.retain(judging.backend.has) if judging.backend.selective else 0
         if left_out:
             notes.append(f"judge {judging.name!r} has no recording for {left_out} items: judged the other {len(items)}")
-    if not len(items):
+    if not len(items) and not items.checked_as_judged:
         raise UserError("no item is left to judge (the replayed judges share no recorded item)")
     return items, judgings, notes
+
+
+def _judged_free(config: Config) -> bool:
+    """Whether every judge is scripted (judging costs nothing and waits on nothing, and every item is judged): then
+    a large data file is checked as it is judged, each part of it read once, in its own process."""
+    return not config.dry_run and all(judge.backend == BackendKind.scripted for judge in judges_of(config).values())
 
 
 @dataclasses.dataclass
@@ -248,7 +256,7 @@ class _Job:
     cache: ReplyStore
     run: RunDir
     used: KeyLog
-    clusters: Mapping[str, object] | None = None
+    clusters: dict[str, object] | None = None
 
 
 def _judge(job: _Job) -> _Judged:
@@ -272,7 +280,7 @@ def _judge(job: _Job) -> _Judged:
         cache.mode = CacheMode.use  # the batch refreshed every call: the rest of the run reads its replies
     full, imported, stored = FullCache(), ImportedReplies(), StoredTimes()
     # Every judge free (nothing sent, cached or paid): each core judges a part of the items.
-    parts = job.items.parts(1 if any(j.backend.paid for j in judgings) else parts_wanted(len(items)))
+    parts = job.items.parts(1 if any(j.backend.paid for j in judgings) else parts_wanted(items.expected()))
     per_judge, combined, failed_by_kind = _judge_all(job, full, imported, prefilled.batched, stored, spending, parts)
     return _Judged(
         per_judge, combined, failed_by_kind, time.monotonic() - started, prefilled.batches, full, imported, stored,
@@ -457,8 +465,9 @@ def _judge_all(
     waiting = list(helpers)
     writer = outputs.VerdictWriter(job.run, ensemble=len(job.judgings) > 1, clusters=job.clusters)
     progress = Progress(
-        len(job.items), job.config.progress, job.judgings, elsewhere=lambda: sum(h.done for h in waiting)
+        job.items.expected(), job.config.progress, job.judgings, elsewhere=lambda: sum(h.done for h in waiting)
     )
+    read_elsewhere = []  # what each part's process found in its lines, when the items are checked as judged
     try:
         items = job.items.part(parts[0]) if helpers else job.items
         per_judge, combined, failures = _judge_items(
@@ -474,6 +483,10 @@ def _judge_all(
                 combined.extend(judged.combined)
             failures.update(judged.failures)
             progress.absorb(judged.lines, judged.calls, judged.cached)
+            read_elsewhere.append(judged.read)
+        if job.items.checked_as_judged:
+            _conclude_check(job.items, read_elsewhere, writer)
+            progress.settle()
         writer.commit()
     except BaseException:
         writer.abandon()  # keep what was decided in verdicts.jsonl.part (of the first part, when there are parts)
@@ -483,6 +496,18 @@ def _judge_all(
             helper.stop()
         progress.close()
     return per_judge, combined, failures
+
+
+def _conclude_check(items: RunItems, read_elsewhere: list[Any], writer: outputs.VerdictWriter) -> None:
+    """Items checked as judged: any problem of the file stops the run now, its lines thrown away (a free judge
+    loses nothing); lines that name a cluster the run turns out not to have lose it."""
+    try:
+        drop_clusters = items.conclude(read_elsewhere)
+    except UserError:
+        writer.discard()
+        raise
+    if drop_clusters:
+        writer.drop_clusters()
 
 
 def _started_parts(job: _Job, parts: Sequence[Part]) -> list[PartProcess]:
@@ -510,7 +535,10 @@ def _part_judge(job: _Job, part: Part) -> JudgePart:
         )
         writer.close()
         calls = progress.live + progress.cached
-        return PartJudged(per_judge, combined if ensemble else None, failures, writer.lines, calls, progress.cached)
+        read = job.items.read_here(part) if job.items.checked_as_judged else None
+        return PartJudged(
+            per_judge, combined if ensemble else None, failures, writer.lines, calls, progress.cached, read
+        )
 
     return judge
 

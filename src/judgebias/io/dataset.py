@@ -175,15 +175,16 @@ def read_items(
         found.conclude(path)
 
 
-def cut_lines(path: Path, count: int) -> list[tuple[Place, int]]:
+def cut_lines(path: Path, count: int) -> tuple[list[tuple[Place, int]], int]:
     """The file cut into `count` parts of about equal bytes, each from the start of a line: (its first line's place,
-    the offset it stops at). One pass counting line ends, so each part knows its line numbers."""
+    the offset it stops at); and the file's number of lines. One pass counting line ends, so each part knows its line
+    numbers."""
     size = path.stat().st_size
     targets = [size * k // count for k in range(1, count)]
     starts: list[Place] = [START]
+    lines, read, last = 1, 0, b""
     with path.open("rb") as file:
-        lines, read = 1, 0
-        while targets and (chunk := file.read(1 << 20)):
+        while chunk := file.read(1 << 20):
             while targets and targets[0] < read + len(chunk):
                 end = chunk.find(b"\n", max(targets[0] - read, 0))
                 if end < 0:
@@ -195,8 +196,9 @@ def cut_lines(path: Path, count: int) -> list[tuple[Place, int]]:
             lines += chunk.count(b"\n")
             read += len(chunk)
             targets = [max(target, read) for target in targets]
+            last = chunk[-1:]
     stops = [offset for offset, _ in starts[1:]] + [size]
-    return list(zip(starts, stops, strict=True))
+    return list(zip(starts, stops, strict=True)), lines - (last in (b"\n", b""))
 
 
 def _duplicates(path: Path, hashes: array.array[int], lines: array.array[int]) -> list[str]:
