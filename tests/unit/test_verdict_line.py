@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -175,14 +177,14 @@ def test_a_line_written_in_pieces_is_the_text_json_dumps_writes_of_it(tmp_path: 
         [CallResult("A", "A", False, sample=s) for s in range(3)]
         + [CallResult("B", "B", False, sample=s) for s in range(3)],
     ]
+    unvoted = Item(id="p\u00e9\t", question="q", a="\u2028one", b='"two"', human="1", model_a=None, model_b="m\\")
+    tokens = dataclasses.replace(unvoted, id="t", tokens_a=4, tokens_b=12, human=None)
     for number, calls in enumerate(calls_of):
-        for cluster in (None, "topic \u00e9", 7, 2.5, True, "[1, 2]"):
-            row = item_result(odd, calls, slim=True)
-            line = _written(tmp_path / f"{number}-{cluster}", odd, row, calls, cluster)
+        for item, cluster in itertools.product((odd, unvoted, tokens), (None, "topic \u00e9", 7, 2.5, True, "[1]")):
+            row = item_result(item, calls, slim=True)
+            line = _written(tmp_path / f"{number}-{item.id!r}-{cluster}", item, row, calls, cluster)
             content = json.loads(line)
             assert line == json.dumps(content, ensure_ascii=False, allow_nan=False)
-            assert content == {
-                **verdict_line(odd, row, calls=calls),
-                **({} if cluster is None else {"cluster": cluster}),
-            }
-            assert content["id"] == 'q"1\\\n'
+            expected = {**verdict_line(item, row, calls=calls), **({} if cluster is None else {"cluster": cluster})}
+            assert list(content.items()) == list(expected.items())  # the same members, in the same order
+            assert content["id"] == item.id

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from judgebias.core.item import Item
 
@@ -19,9 +19,8 @@ PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 PLACEHOLDERS = ("question", "context", "first", "second", "label_first", "label_second", "tie_label")
 
 
-@dataclass(frozen=True)
-class Shown:
-    """What the judge is shown in one call: answers in display order and their labels."""
+class Shown(NamedTuple):
+    """What the judge is shown in one call: answers in display order and their labels (a named tuple, as Request)."""
 
     order: int  # 1 = a shown first, 2 = b shown first
     first: str

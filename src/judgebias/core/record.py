@@ -11,7 +11,7 @@ import re
 import types
 import typing
 from dataclasses import dataclass, field, fields
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, NamedTuple, TypedDict
 
 from judgebias.core.item import Item
 from judgebias.core.prompt import Shown
@@ -25,9 +25,11 @@ def key_input(request: dict[str, Any], sample: int) -> dict[str, Any]:
     return request if sample == 0 else {**request, "sample": sample}
 
 
-@dataclass(frozen=True)
-class Request:
-    """One judge call: the item, what is shown in which order, and the rendered chat messages."""
+class Request(NamedTuple):
+    """One judge call: the item, what is shown in which order, and the rendered chat messages.
+
+    A named tuple: immutable, and made two million times by a free judge's run of a million items (a frozen
+    dataclass costs three times as much to make)."""
 
     item: Item
     view: Shown

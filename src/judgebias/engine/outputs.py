@@ -197,13 +197,41 @@ def verdict_text(
     if cluster is not _NO_CLUSTER:
         tail["cluster"] = cluster
     pieces = (
-        _members({"id": row.id, "verdict": row.verdict, "winner": item_winner(row.verdict)}),
+        '"id": ' + _string(row.id) + _verdict_text(row.verdict),
         _calls_text(row, replies),
-        _members(_item_fields(item, row)),
+        _item_text(item, row),
         _styles_text(row.style_a, row.style_b) if row.style_a is not None and row.style_b is not None else "",
         _members(tail) if tail else "",
     )
     return "{" + ", ".join(piece for piece in pieces if piece) + "}"
+
+
+_string = json.encoder.encode_basestring  # a JSON string as the line's encoder writes it (ensure_ascii=False)
+
+
+@functools.lru_cache(maxsize=16)
+def _verdict_text(verdict: str) -> str:
+    """The verdict and winner members, after the id."""
+    return ", " + _members({"verdict": verdict, "winner": item_winner(verdict)})
+
+
+def _item_text(item: Item, row: ItemResult) -> str:
+    """The members `_item_fields` makes, written directly when they are labels, names and counts (the usual line)."""
+    if item.human_votes or item.human_voters:
+        return _members(_item_fields(item, row))
+    text = ""
+    if item.human is not None:
+        text = '"human": ' + _string(item.human) + ", "
+    if item.model_a is not None or item.model_b is not None:
+        text += '"model_a": ' + _string_or_null(item.model_a) + ', "model_b": ' + _string_or_null(item.model_b) + ", "
+    text += f'"chars_a": {row.chars_a:d}, "chars_b": {row.chars_b:d}, "words_a": {row.words_a:d}, "words_b": {row.words_b:d}'
+    if row.tokens_a is not None and row.tokens_b is not None:
+        text += f', "tokens_a": {row.tokens_a:d}, "tokens_b": {row.tokens_b:d}'
+    return text
+
+
+def _string_or_null(value: str | None) -> str:
+    return "null" if value is None else _string(value)
 
 
 def _head(row: ItemResult) -> VerdictLine:
@@ -249,10 +277,21 @@ def _tail(row: ItemResult, replies: tuple[CallResult, ...], with_calls: bool) ->
     return line
 
 
-@functools.lru_cache(maxsize=1024)
+# The style members of a line by the two Style objects' identities (each entry keeps them alive, so an identity is
+# never another's): answers share a few Style objects, and hashing two of them for every line cost more than the rest.
+_STYLES_TEXT: dict[tuple[int, int], tuple[Style, Style, str]] = {}
+_STYLES_TEXT_KEPT = 1024
+
+
 def _styles_text(style_a: Style, style_b: Style) -> str:
-    """The `style_a` and `style_b` members of a line, written once per distinct pair."""
-    return _members({"style_a": _style_fields(style_a), "style_b": _style_fields(style_b)})
+    """The `style_a` and `style_b` members of a line, written once per pair of Style objects met."""
+    known = _STYLES_TEXT.get((id(style_a), id(style_b)))
+    if known is not None:
+        return known[2]
+    text = _members({"style_a": _style_fields(style_a), "style_b": _style_fields(style_b)})
+    if len(_STYLES_TEXT) < _STYLES_TEXT_KEPT:
+        _STYLES_TEXT[id(style_a), id(style_b)] = (style_a, style_b, text)
+    return text
 
 
 @functools.lru_cache(maxsize=1024)

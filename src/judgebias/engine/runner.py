@@ -63,7 +63,7 @@ from judgebias.io.run_dir import RunDir
 from judgebias.report import console
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(slots=True)
 class Pending:
     """A call whose reply is known (hit, free backend) or on its way (future)."""
 
@@ -970,6 +970,7 @@ def item_result(item: Item, all_calls: list[CallResult], *, slim: bool = False) 
     calls = [call for call in all_calls if call.sample == 0] or all_calls
     call1 = calls[0].label
     call2 = calls[1].label if len(calls) > 1 else None
+    probs1, probs2 = calls[0].probs, calls[1].probs if len(calls) > 1 else None
     return ItemResult(
         id=item.id,
         verdict=reconcile(call1, call2),
@@ -987,7 +988,7 @@ def item_result(item: Item, all_calls: list[CallResult], *, slim: bool = False) 
         words_b=len(item.b.split()),
         tokens_a=item.tokens_a,
         tokens_b=item.tokens_b,
-        soft=soft_preference(calls[0].probs, calls[1].probs if len(calls) > 1 else None),
+        soft=soft_preference(probs1, probs2) if probs1 is not None or probs2 is not None else None,
         style_a=item.style_a if item.style_a is not None else style_of(item.a),
         style_b=item.style_b if item.style_b is not None else style_of(item.b),
         calls=slim_calls(tuple(all_calls)) if slim else tuple(all_calls),
