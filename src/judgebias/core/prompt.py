@@ -38,7 +38,13 @@ class Shown(NamedTuple):
 
     def label_of(self, position: str, tie_label: str) -> str:
         """The offered word for a positional choice ("A", "B" or "tie"): the inverse of `positions`."""
-        return {"A": self.label_first, "B": self.label_second, "tie": tie_label}[position]
+        if position == "A":
+            return self.label_first
+        if position == "B":
+            return self.label_second
+        if position == "tie":
+            return tie_label
+        raise KeyError(position)
 
 
 def labels_for(style: str, item_id: str, order: int) -> tuple[str, str]:

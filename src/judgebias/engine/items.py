@@ -120,8 +120,10 @@ def _checking(
     held: list[Item] | None,
     lines: tuple[Place, int | None],
     checked: _Checked,
+    labels: dict[str, object] | None = None,
 ) -> Iterator[Item]:
-    """The items kept as `_check_lines` reads them, each yielded once what the run needs of it is in `checked`."""
+    """The items kept as `_check_lines` reads them, each yielded once what the run needs of it is in `checked` (and
+    its value of the clustering's field, when it has one, in `labels` by its id)."""
     hashes, values, valued, extra_fields = checked.hashes, checked.values, checked.valued, checked.extra_fields
     start, stop = lines
     reading = read_items(path, start=start, stop=stop, places=checked.places, findings=checked.findings)
@@ -136,6 +138,8 @@ def _checking(
             values.append(value)
             if value is not None:
                 valued.append(item.id)
+                if labels is not None:
+                    labels[item.id] = label_value(value)
             if item.extra:
                 extra_fields.update(item.extra)
         yield item
@@ -307,11 +311,7 @@ class RunItems:
         """The items of one part of the file, checked as they are read; each clustered item's value kept until its line
         is written."""
         checked = self._read_parts[part.place] = _Checked()
-        field, labels = self._field, self._labels
-        for item in _checking(self.path, field, None, None, (part.place, part.end), checked):
-            if field is not None and checked.values[-1] is not None:
-                labels[item.id] = label_value(checked.values[-1])
-            yield item
+        return _checking(self.path, self._field, None, None, (part.place, part.end), checked, self._labels)
 
     def release(self) -> None:
         """Every item is judged: the ids' hashes (8 bytes an item) and any held items go before the summary,

@@ -863,10 +863,12 @@ def _finalise(
     """Parse an item's replies into verdicts, write its line, keep a slim copy for the metrics; count failed calls
     into `failures` by kind."""
     by_judge: dict[str, list[CallResult]] = {}
+    cached = 0
     for judging, request, pending in calls:
         result = parsed.result(judging.backend, request, pending)
         if result.label == "error":
             failures[result.failure or FailureKind.failed] += 1
+        cached += result.cached
         by_judge.setdefault(judging.name, []).append(result)
     # The rows are built as the run keeps them, without the replies; the line takes the replies from the calls.
     rows = {name: item_result(item, results, slim=True) for name, results in by_judge.items()}
@@ -877,7 +879,7 @@ def _finalise(
         per_judge[name].append(row)
     if ensemble:
         combined.append(merged.without_replies())  # its calls as one shared tuple
-    progress.advance(calls=len(calls), cached=sum(call.cached for results in by_judge.values() for call in results))
+    progress.advance(calls=len(calls), cached=cached)
 
 
 def _call_result(

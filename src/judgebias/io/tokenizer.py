@@ -14,8 +14,6 @@ the cache keys.
 from __future__ import annotations
 
 import json
-import urllib.error
-import urllib.request
 from typing import Any, Protocol
 
 from judgebias.core.errors import UserError
@@ -105,6 +103,8 @@ class ServerTokenizer:
         self.bos = len(self._tokens(""))  # the tokens every tokenization starts with (a BOS), never counted
 
     def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        import urllib.request  # only a run counting tokens with its server needs it (and ssl, which it loads)
+
         request = urllib.request.Request(
             self.root + path, json.dumps(body).encode(), {"Content-Type": "application/json"}
         )
@@ -113,6 +113,8 @@ class ServerTokenizer:
         return reply
 
     def _tokens(self, text: str) -> list[int]:
+        import urllib.error
+
         if self.routes is None:
             for routes in (
                 ("/extras/tokenize", "input", "/extras/detokenize", "text"),
