@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from judgebias.core.item import Item
 from judgebias.core.record import CallResult
-from judgebias.core.style import Style
+from judgebias.core.style import Style, style_of, styles_of
 from judgebias.engine.runner import item_result
 from judgebias.io.dataset import normalize_item
 
@@ -39,3 +39,13 @@ def test_strip_then_strip_markdown_then_truncate() -> None:
     item = normalize_item(fenced, strip=True, truncate_words=3, strip_markdown=True)
     assert "Bold claim with" == item.a
     assert Style(bold=1) == item.style_a
+
+
+def test_two_answers_styled_together_are_styled_as_each_alone() -> None:
+    """The pair's one search gives each answer the Style it has alone: plain pairs, a number and its full stop split
+    between the two answers (no list item), and markup in either."""
+    pairs = [("plain", "words"), ("ends with 1", ". starts with a stop"), ("x", "1. one"), (FORMATTED, PLAIN)]
+    pairs += [(PLAIN, "## Heading"), ("a 2", ") b"), ("", "")]
+    for a, b in pairs:
+        assert styles_of(a, b) == (style_of(a), style_of(b))
+    assert styles_of("ends with 1", ". starts with a stop") == (Style(), Style())

@@ -44,7 +44,7 @@ from judgebias.core.prompt import render_messages, shown
 from judgebias.core.reading import read_reply
 from judgebias.core.record import CallResult, ItemResult, Reply, Request, slim_calls
 from judgebias.core.redaction import public_endpoint
-from judgebias.core.style import style_of
+from judgebias.core.style import style_of, styles_of
 from judgebias.core.summary import DryRunEstimate, Summary
 from judgebias.core.verdict import is_consistent, reconcile
 from judgebias.engine import outputs
@@ -973,6 +973,11 @@ def item_result(item: Item, all_calls: list[CallResult], *, slim: bool = False) 
     call1 = calls[0].label
     call2 = calls[1].label if len(calls) > 1 else None
     probs1, probs2 = calls[0].probs, calls[1].probs if len(calls) > 1 else None
+    style_a, style_b = item.style_a, item.style_b
+    if style_a is None and style_b is None:  # read from the answers (normalising left them as they were)
+        style_a, style_b = styles_of(item.a, item.b)
+    style_a = style_of(item.a) if style_a is None else style_a
+    style_b = style_of(item.b) if style_b is None else style_b
     return ItemResult(
         id=item.id,
         verdict=reconcile(call1, call2),
@@ -991,7 +996,7 @@ def item_result(item: Item, all_calls: list[CallResult], *, slim: bool = False) 
         tokens_a=item.tokens_a,
         tokens_b=item.tokens_b,
         soft=soft_preference(probs1, probs2) if probs1 is not None or probs2 is not None else None,
-        style_a=item.style_a if item.style_a is not None else style_of(item.a),
-        style_b=item.style_b if item.style_b is not None else style_of(item.b),
+        style_a=style_a,
+        style_b=style_b,
         calls=slim_calls(tuple(all_calls)) if slim else tuple(all_calls),
     )

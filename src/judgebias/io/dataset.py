@@ -150,16 +150,14 @@ def read_items(
     file is read (after every valid item is yielded), so a caller that keeps nothing can check a file of any size.
 
     `checked`: the file was read whole once already with no problem, so its ids are known to be unique (not
-    looked for again) and each line is built into its item without the checks (a line that no longer passes them,
-    the file edited since, is still refused as it was the first time); `start`: read from this line on (a place
+    looked for again; a line that no longer passes the checks, the file edited since, is still refused); `start`: read from this line on (a place
     a checked reading gave, or one `cut_lines` gave); `stop`: up to the line starting at this byte offset. `places`
     gets the place of each item's line, in the order they are yielded. `findings`: gather what the reading finds
     there and raise nothing (a part of the file, concluded with the others by `Findings.conclude`)."""
     found = Findings() if findings is None else findings
-    build = _checked_item if checked else _item
     for number, offset, record in _records(path, found.problems, start, stop):
         try:
-            item = build(record, path, number)
+            item = _checked_item(record, path, number)
         except UserError as error:
             found.problems.append(str(error))
             continue
@@ -397,8 +395,9 @@ def _made_item(
 
 
 def _checked_item(record: dict[str, Any], path: Path, number: int) -> Item:
-    """The item `_item` builds of a line the check already passed, without checking it again (a million lines read a
-    second time); any line whose required fields are not all text goes through `_item`, which names its problem."""
+    """The item `_item` builds of a line, its usual fields checked inline (a million lines read); any line whose
+    required fields are not all text, or that has votes or anything odd, goes through `_item`, which names its
+    problem."""
     question_field = "question" if "question" in record or "prompt" not in record else "prompt"
     item_id, question, a, b = record.get("id"), record.get(question_field), record.get("a"), record.get("b")
     if not (type(item_id) is str and type(question) is str and type(a) is str and type(b) is str):
