@@ -6,6 +6,11 @@ clusters by, nothing else (an object per item, or its id, cost more than the res
 filter reads the ids once more). Each later reading (the batch pre-pass, the judging) streams the items again,
 normalised as configured, and stops with one line if the file is no longer the one the first reading checked. A
 data file that cannot be read twice (a pipe) is held in memory instead.
+
+A large file's check is cut into parts at line starts, each later part read in a forked process (engine.parts).
+A scripted judge's large file is read once: each part is checked by the process that judges it, as it is judged
+(nothing is sent, so nothing is lost by finding a problem late), and `conclude` stops the run as the check before
+judging would have, before any verdict file is kept.
 """
 
 from __future__ import annotations
