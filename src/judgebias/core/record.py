@@ -13,6 +13,7 @@ import typing
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal, NamedTuple, TypedDict
 
+from judgebias.core.frozen import slot_filler
 from judgebias.core.item import Item
 from judgebias.core.prompt import Shown
 from judgebias.core.style import Style
@@ -362,6 +363,11 @@ class ItemResult:
             style_b=self.style_b,
             calls=slim_calls(self.calls),
         )
+
+
+# ItemResult(...) without the frozen class's per-field object.__setattr__ calls (every field by keyword): a row is made
+# for every item and judge (core.frozen).
+new_item_result = slot_filler(ItemResult)
 
 
 # The tuples of slim calls shared so far, by the identities of the calls they hold (which they keep alive, so an

@@ -42,7 +42,7 @@ from judgebias.core.errors import (
 from judgebias.core.item import Item, shared_name
 from judgebias.core.prompt import render_messages, shown
 from judgebias.core.reading import read_reply
-from judgebias.core.record import CallResult, ItemResult, Reply, Request, slim_calls
+from judgebias.core.record import CallResult, ItemResult, Reply, Request, new_item_result, slim_calls
 from judgebias.core.redaction import public_endpoint
 from judgebias.core.style import style_of, styles_of
 from judgebias.core.summary import DryRunEstimate, Summary
@@ -978,7 +978,7 @@ def item_result(item: Item, all_calls: list[CallResult], *, slim: bool = False) 
         style_a, style_b = styles_of(item.a, item.b)
     style_a = style_of(item.a) if style_a is None else style_a
     style_b = style_of(item.b) if style_b is None else style_b
-    return ItemResult(
+    return new_item_result(
         id=item.id,
         verdict=reconcile(call1, call2),
         call1=call1,

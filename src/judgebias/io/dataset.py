@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from judgebias.core.errors import UserError
-from judgebias.core.item import Item, shared_name
+from judgebias.core.item import Item, new_item, shared_name
 from judgebias.core.labels import SPELLED, HumanLabel, human_label
 from judgebias.core.style import strip_markdown as plain_text
 from judgebias.core.style import style_of
@@ -380,7 +380,7 @@ def _made_item(
     """The Item of a line's fields once they are known to be right (id, question, a, b in `texts`)."""
     known = _KNOWN_FIELDS[question_field]
     item_id, question, a, b = texts
-    return Item(
+    return new_item(
         id=item_id,
         question=question,
         a=a,
@@ -391,6 +391,10 @@ def _made_item(
         model_a=None if model_a is None else shared_name(model_a),
         model_b=None if model_b is None else shared_name(model_b),
         extra={k: v for k, v in record.items() if k not in known},
+        style_a=None,
+        style_b=None,
+        tokens_a=None,
+        tokens_b=None,
     )
 
 
