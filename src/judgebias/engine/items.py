@@ -168,6 +168,7 @@ class RunItems:
         self._lines = 0  # checked as judged: the file's lines, which the items are at most
         self._read_parts: dict[Place, _Checked] = {}  # checked as judged: what each part read here found
         self._labels: dict[str, object] = {}  # checked as judged: clustered items' values until their lines
+        self._concluded: Clustering | None = None  # checked as judged: the clustering, once every part is read
         if check_as_judged and held is None and data.limit is None:
             count = check_parts_wanted(self.path.stat().st_size, CHECK_PART_MIN_BYTES)
             if count > 1:
@@ -213,8 +214,11 @@ class RunItems:
         checked.findings.conclude(self.path)
         self._adopt(checked, None)
         self._read_parts.clear()
-        found, _ = self.clustering()
-        return found is None and bool(self._valued)
+        found, _ = self._clustering_of_values()
+        self._concluded = found
+        valued = bool(self._valued)
+        self.release_check()  # the values the clustering was made of are not needed again
+        return found is None and valued
 
     def _checked(self, field: str | None, held: list[Item] | None) -> _Checked:
         """The check of every line: in parts on every core for a large file read without data.limit (each later part
@@ -269,6 +273,11 @@ class RunItems:
         clustering yet, and each clustered item's value from its reading until its line is written."""
         if self._cuts and not self._count:
             return None, self._labels
+        if self._cuts:
+            return self._concluded, {}
+        return self._clustering_of_values()
+
+    def _clustering_of_values(self) -> tuple[Clustering | None, dict[str, object]]:
         if self._values is None or (not self._valued and self._config.bootstrap.cluster == AUTO):
             return None, {}  # auto, and no item has the field: by item (without naming a million places)
         # An item without a value is a cluster of its own, named by its place (as unique as its id).
