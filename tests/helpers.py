@@ -356,3 +356,32 @@ def interrupt_after_start(process: subprocess.Popen[str], delay: float) -> str:
     err = "".join(line for line in process.stderr if not line.startswith("import time:"))
     process.wait(timeout=60)
     return err
+
+
+def counting(monkeypatch: Any, owner: Any, name: str, real: Any = None, fail_after: int | None = None) -> list[Any]:
+    """Replace `owner.name` (a class or a function: `real`, else the one there now) for the test with one that keeps,
+    in order, each object it made; after `fail_after` of them, one that fails as a fork does at the system's limit
+    on processes (EAGAIN)."""
+    made: list[Any] = []
+    real = getattr(owner, name) if real is None else real
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        if fail_after is not None and len(made) >= fail_after:
+            raise BlockingIOError(11, "Resource temporarily unavailable")
+        made.append(real(*args, **kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(owner, name, counted)
+    return made
+
+
+def longer_by_hand(record: Mapping[str, Any]) -> tuple[str, str, str]:
+    """(verdict, call1, call2) of judge=longer's rule (the longer answer shown wins) in both orders, reconciled by
+    hand as benchmarks/hand_loop.py does: the oracle of a scripted run's lines."""
+
+    def shown_second_longer(first: str, second: str) -> str:
+        return "B" if len(second) > len(first) else "A"
+
+    call1, call2 = shown_second_longer(record["a"], record["b"]), shown_second_longer(record["b"], record["a"])
+    back = {"A": "B", "B": "A"}[call2]
+    return ("1" if call1 == "A" else "2") if call1 == back else "tie", call1, call2

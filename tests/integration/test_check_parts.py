@@ -21,6 +21,7 @@ from judgebias.engine import items as items_module
 from judgebias.engine import parts, runner
 from judgebias.engine.items import RunItems
 from judgebias.io.dataset import START, cut_lines
+from tests.helpers import counting, longer_by_hand
 from tests.reliability.helpers import config_of, run_here, verdict_lines
 
 
@@ -69,15 +70,25 @@ def forked(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """Checks cut into parts of at least 4 KiB on 3 cores; the forked processes counted."""
     monkeypatch.setattr(items_module, "CHECK_PART_MIN_BYTES", 4096)
     monkeypatch.setattr(parts, "_cores", lambda: 3)
-    found: list[Any] = []
-    real = items_module.Forked
+    return counting(monkeypatch, items_module, "Forked")
 
-    def counted(*args: Any, **kwargs: Any) -> Any:
-        found.append(real(*args, **kwargs))
-        return found[-1]
 
-    monkeypatch.setattr(items_module, "Forked", counted)
-    return found
+def _written_lines(tmp_path: Path, lines: list[str]) -> Path:
+    path = tmp_path / "items.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _refused(path: Path) -> str:
+    """The message the check of this file stops with."""
+    with pytest.raises(UserError) as raised:
+        RunItems(config_of("data=jsonl", f"data.path={path}"))
+    return str(raised.value)
+
+
+def _lines_named(message: str) -> list[int]:
+    """The line numbers a message of several problems names, in its order."""
+    return [int(problem.strip().split(":")[1]) for problem in message.splitlines()[1:]]
 
 
 def _one_process_error(path: Path, *overrides: str) -> str:
@@ -95,15 +106,11 @@ def test_a_file_checked_in_parts_names_every_bad_line_of_every_part(tmp_path: Pa
     bad[420] = json.dumps({**_record(420), "human": "maybe"})
     for number, line in bad.items():
         lines[number - 1] = line
-    path = tmp_path / "items.jsonl"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    with pytest.raises(UserError) as raised:
-        RunItems(config_of("data=jsonl", f"data.path={path}"))
+    message = _refused(_written_lines(tmp_path, lines))
     assert len(forked) == 2
-    problems = str(raised.value).splitlines()[1:]
-    assert [int(problem.strip().split(":")[1]) for problem in problems] == sorted(bad)
-    assert "duplicate id 'c2' (first on line 3)" in problems[-1]
-    assert str(raised.value) == _one_process_error(path)
+    assert _lines_named(message) == sorted(bad)
+    assert "duplicate id 'c2' (first on line 3)" in message.splitlines()[-1]
+    assert message == _one_process_error(tmp_path / "items.jsonl")
 
 
 def test_twenty_problems_in_the_first_part_stop_the_message_as_one_process_does(
@@ -112,14 +119,10 @@ def test_twenty_problems_in_the_first_part_stop_the_message_as_one_process_does(
     """More than twenty bad lines, the first twenty in the first part and more in the others: the message names the
     first twenty by line, as one reading that stops there does."""
     lines = [json.dumps(_record(n)) if n % 4 else "[1]" for n in range(600)]
-    path = tmp_path / "items.jsonl"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    with pytest.raises(UserError) as raised:
-        RunItems(config_of("data=jsonl", f"data.path={path}"))
+    message = _refused(_written_lines(tmp_path, lines))
     assert len(forked) == 2
-    problems = str(raised.value).splitlines()[1:]
-    assert [int(problem.strip().split(":")[1]) for problem in problems] == list(range(1, 80, 4))
-    assert str(raised.value) == _one_process_error(path)
+    assert _lines_named(message) == list(range(1, 80, 4))
+    assert message == _one_process_error(tmp_path / "items.jsonl")
 
 
 def _bom_file(tmp_path: Path, lines: list[str]) -> Path:
@@ -154,47 +157,19 @@ def test_when_no_process_can_be_made_the_file_is_checked_in_one(
     in the last part is still named."""
     lines = [json.dumps(_record(n)) for n in range(600)]
     lines[590] = "{"
-    path = tmp_path / "items.jsonl"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    real = parts.Forked
-
-    def second_fails(*args: Any, **kwargs: Any) -> Any:
-        if forked:
-            raise BlockingIOError(11, "Resource temporarily unavailable")
-        forked.append(real(*args, **kwargs))
-        return forked[-1]
-
-    monkeypatch.setattr(items_module, "Forked", second_fails)
+    made = counting(monkeypatch, items_module, "Forked", real=parts.Forked, fail_after=1)
     with pytest.raises(UserError, match=r"items\.jsonl:591: "):
-        RunItems(config_of("data=jsonl", f"data.path={path}"))
-    assert len(forked) == 1
+        RunItems(config_of("data=jsonl", f"data.path={_written_lines(tmp_path, lines)}"))
+    assert len(made) == 1
 
 
 # A free (scripted) judge's items are checked as they are judged: each part of the file read once, in its process.
 
 
-def _longer(first: str, second: str) -> str:
-    return "B" if len(second) > len(first) else "A"
-
-
-def _hand_verdict(record: dict[str, Any]) -> str:
-    """The `longer` rule in both orders, reconciled by hand (as benchmarks/hand_loop.py does)."""
-    call1, call2 = _longer(record["a"], record["b"]), _longer(record["b"], record["a"])
-    return ("1" if call1 == "A" else "2") if call1 == {"A": "B", "B": "A"}[call2] else "tie"
-
-
 @pytest.fixture
 def judged_parts(forked: list[Any], monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """Parts of the file cut as for the check; the processes judging them counted."""
-    found: list[Any] = []
-    real = runner.PartProcess
-
-    def counted(*args: Any, **kwargs: Any) -> Any:
-        found.append(real(*args, **kwargs))
-        return found[-1]
-
-    monkeypatch.setattr(runner, "PartProcess", counted)
-    return found
+    return counting(monkeypatch, runner, "PartProcess")
 
 
 def _one_process_run(run_dir: Path, *settings: str) -> None:
@@ -235,7 +210,7 @@ def test_a_free_judge_checks_the_file_as_it_judges_and_writes_one_process_s_file
     one_process = tmp_path / "one"
     _one_process_run(one_process, *settings, f"cache.dir={tmp_path / 'cache'}")
     lines = verdict_lines(in_parts)
-    assert [(line["id"], line["verdict"]) for line in lines] == [(r["id"], _hand_verdict(r)) for r in records]
+    assert [(line["id"], line["verdict"]) for line in lines] == [(r["id"], longer_by_hand(r)[0]) for r in records]
     assert all(("cluster" in line) is clustered for line in lines)
     for name in ("verdicts.jsonl", "ratings.csv"):
         assert (in_parts / name).read_bytes() == (one_process / name).read_bytes()
@@ -254,15 +229,13 @@ def test_a_free_judge_s_bad_lines_stop_the_run_after_judging_with_one_process_s_
     bad = {7: "{", 333: json.dumps({"id": "x", "question": "", "a": "", "b": ""}), 598: json.dumps(_record(10))}
     for number, line in bad.items():
         lines[number - 1] = line
-    path = tmp_path / "items.jsonl"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    path = _written_lines(tmp_path, lines)
     settings = ("data=jsonl", f"data.path={path}", "judge=longer", "report=false", f"cache.dir={tmp_path / 'c'}")
     run_dir = tmp_path / "run"
     with pytest.raises(UserError) as raised:
         run_here(run_dir, *settings)
     assert len(judged_parts) == 2
-    problems = str(raised.value).splitlines()[1:]
-    assert [int(problem.strip().split(":")[1]) for problem in problems] == sorted(bad)
+    assert _lines_named(str(raised.value)) == sorted(bad)
     assert str(raised.value) == _one_process_error(path, "judge=longer")
     assert not [name for name in os.listdir(run_dir) if name.startswith("verdicts")]
 
@@ -299,7 +272,7 @@ def test_when_no_process_can_judge_a_part_the_free_judge_checks_and_judges_the_w
     run_dir = tmp_path / "run"
     run_here(run_dir, "data=jsonl", f"data.path={path}", "judge=longer", "progress=on", f"cache.dir={tmp_path / 'c'}")
     assert [(line["id"], line["verdict"]) for line in verdict_lines(run_dir)] == [
-        (r["id"], _hand_verdict(r)) for r in records
+        (r["id"], longer_by_hand(r)[0]) for r in records
     ]
     drawn = capsys.readouterr().err
     assert "600/600 items" in drawn.split("\r")[-1]

@@ -15,7 +15,7 @@ import pytest
 
 from judgebias.engine import items as items_module
 from judgebias.engine import parts, runner
-from tests.helpers import write_items
+from tests.helpers import counting, longer_by_hand, write_items
 from tests.reliability.helpers import run_here, verdict_lines
 
 RECORDS = [
@@ -32,32 +32,13 @@ RECORDS = [
 ]
 
 
-def _longer(first: str, second: str) -> str:
-    return "B" if len(second) > len(first) else "A"
-
-
-def _hand_verdict(record: dict[str, Any]) -> tuple[str, str, str]:
-    """(verdict, call1, call2) of the `longer` rule in both orders, reconciled by hand."""
-    call1, call2 = _longer(record["a"], record["b"]), _longer(record["b"], record["a"])
-    back = {"A": "B", "B": "A"}[call2]
-    return ("1" if call1 == "A" else "2") if call1 == back else "tie", call1, call2
-
-
 @pytest.fixture
 def started(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """Parts of at least 50 items on 3 cores, marks every 16 items; the part processes started, counted."""
     monkeypatch.setattr(parts, "PART_MIN_ITEMS", 50)
     monkeypatch.setattr(parts, "_cores", lambda: 3)
     monkeypatch.setattr(items_module, "_MARK_EVERY", 16)
-    found: list[Any] = []
-    real = runner.PartProcess
-
-    def counted(*args: Any, **kwargs: Any) -> Any:
-        found.append(real(*args, **kwargs))
-        return found[-1]
-
-    monkeypatch.setattr(runner, "PartProcess", counted)
-    return found
+    return counting(monkeypatch, runner, "PartProcess")
 
 
 def _overrides(path: Path, tmp_path: Path, *more: str) -> tuple[str, ...]:
@@ -88,7 +69,7 @@ def test_parts_give_the_rule_s_verdicts_and_the_files_of_one_process(tmp_path: P
     summary = run_here(in_parts, *settings)
     assert len(started) == 2  # the first part judged here, two forked
     assert [(line["id"], line["verdict"], line["call1"], line["call2"]) for line in verdict_lines(in_parts)] == [
-        (record["id"], *_hand_verdict(record)) for record in RECORDS[:400]
+        (record["id"], *longer_by_hand(record)) for record in RECORDS[:400]
     ]
     for name in ("verdicts.jsonl", "ratings.csv"):
         assert (in_parts / name).read_bytes() == (one_process / name).read_bytes()
@@ -121,19 +102,11 @@ def test_when_no_process_can_be_made_the_run_judges_every_part_itself(
     """The second part's fork fails (the system's limit on processes: EAGAIN): the part already started is stopped
     and the run judges all its items in one process, every line the rule's, no part's file left."""
     path = write_items(tmp_path / "items.jsonl", RECORDS)
-    real = parts.PartProcess
-
-    def second_fails(*args: Any, **kwargs: Any) -> Any:
-        if started:
-            raise BlockingIOError(11, "Resource temporarily unavailable")
-        started.append(real(*args, **kwargs))
-        return started[-1]
-
-    monkeypatch.setattr(runner, "PartProcess", second_fails)
+    made = counting(monkeypatch, runner, "PartProcess", real=parts.PartProcess, fail_after=1)
     run_dir = tmp_path / "run"
     run_here(run_dir, *_overrides(path, tmp_path, "judge=longer"))
-    assert len(started) == 1
+    assert len(made) == 1
     assert [(line["id"], line["verdict"], line["call1"], line["call2"]) for line in verdict_lines(run_dir)] == [
-        (record["id"], *_hand_verdict(record)) for record in RECORDS
+        (record["id"], *longer_by_hand(record)) for record in RECORDS
     ]
     assert not [name for name in os.listdir(run_dir) if ".part" in name]
