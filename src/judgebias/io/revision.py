@@ -7,7 +7,6 @@ is what `git rev-parse HEAD` does for the ordinary layouts (a clone, a worktree,
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 
@@ -54,6 +53,8 @@ def _from_files(dot_git: Path) -> str | None:
 
 def _from_git(start: Path) -> str | None:
     """`git rev-parse HEAD` run in `start`."""
+    import subprocess  # only for a layout the files do not answer (its import costs a small run 9 ms)
+
     try:
         result = subprocess.run(
             ["git", "-C", str(start), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=False
