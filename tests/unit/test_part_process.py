@@ -33,24 +33,29 @@ def test_a_part_s_result_comes_back_with_its_lines_file(tmp_path: Path) -> None:
     assert not [path.name for path in tmp_path.iterdir()]  # its lines and its rows' file
 
 
-def test_a_part_s_error_is_raised_here_with_its_own_words(tmp_path: Path) -> None:
-    """A user's mistake met in the part (the file changed) is raised here as the same UserError."""
+def _raises_a_user_error(lines: Path, done: Any) -> PartJudged:
+    raise UserError("items.jsonl: the data file changed after it was checked")
 
-    def judge(lines: Path, done: Any) -> PartJudged:
-        raise UserError("items.jsonl: the data file changed after it was checked")
 
+def _dies(lines: Path, done: Any) -> PartJudged:
+    os._exit(3)
+
+
+@pytest.mark.parametrize(
+    ("judge", "raised", "words"),
+    [
+        (_raises_a_user_error, UserError, "the data file changed after it was checked"),
+        (_dies, RuntimeError, "exit code 3"),
+    ],
+    ids=["error", "death"],
+)
+def test_a_part_s_error_is_raised_here_in_its_own_words_and_its_death_names_its_exit(
+    tmp_path: Path, judge: Any, raised: type[BaseException], words: str
+) -> None:
+    """A user's mistake met in the part (the file changed) is raised here as the same UserError; a part that dies
+    is an error naming its exit code, not a hang."""
     part = PartProcess(judge, tmp_path / "p")
-    with pytest.raises(UserError, match="the data file changed after it was checked"):
-        part.result()
-    part.stop()
-
-
-def test_a_part_that_dies_is_an_error_naming_its_exit_not_a_hang(tmp_path: Path) -> None:
-    def judge(lines: Path, done: Any) -> PartJudged:
-        os._exit(3)
-
-    part = PartProcess(judge, tmp_path / "p")
-    with pytest.raises(RuntimeError, match="exit code 3"):
+    with pytest.raises(raised, match=words):
         part.result()
     part.stop()
 

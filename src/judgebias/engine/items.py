@@ -28,7 +28,7 @@ from judgebias.config.schema import Config
 from judgebias.core.errors import UserError
 from judgebias.core.item import Item
 from judgebias.core.style import style_of
-from judgebias.engine.parts import Forked, check_parts_wanted, started
+from judgebias.engine.parts import Forked, parts_wanted, started
 from judgebias.figures.clustering import AUTO, Clustering, cluster_field, clustering_of, field_value, label_value
 from judgebias.io.dataset import (
     START,
@@ -169,12 +169,10 @@ class RunItems:
         self._read_parts: dict[Place, _Checked] = {}  # checked as judged: what each part read here found
         self._labels: dict[str, object] = {}  # checked as judged: clustered items' values until their lines
         self._concluded: Clustering | None = None  # checked as judged: the clustering, once every part is read
-        if check_as_judged and held is None and data.limit is None:
-            count = check_parts_wanted(self.path.stat().st_size, CHECK_PART_MIN_BYTES)
-            if count > 1:
-                self._cuts, self._lines = cut_lines(self.path, count)
-        checked = _Checked() if self._cuts else self._checked(field, held)
-        self._adopt(checked, held)
+        cuts, lines = self._cut(held)
+        if check_as_judged and cuts:
+            self._cuts, self._lines = cuts, lines
+        self._adopt(_Checked() if self._cuts else self._checked(field, held, cuts), held)
         self._marks: dict[int, Place] = {}  # the place of every _MARK_EVERY-th item, kept for judging in parts
         self._tokenizer = self._load_tokenizer()
 
@@ -198,9 +196,14 @@ class RunItems:
         before: then their number and clustering are known once `conclude` has every part's reading."""
         return bool(self._cuts)
 
+    @property
+    def _unconcluded(self) -> bool:
+        """Checked as judged, and not every part's reading concluded yet (a concluded file has at least one item)."""
+        return bool(self._cuts) and not self._count
+
     def expected(self) -> int:
         """How many items judging will meet: their number, or the file's lines while they are checked as judged."""
-        return self._lines if self._cuts and not self._count else self._count
+        return self._lines if self._unconcluded else self._count
 
     def conclude(self, parts: list[_Checked]) -> bool:
         """Checked as judged: every part is read (those read here, then `parts` from other processes, in order). Any
@@ -220,14 +223,18 @@ class RunItems:
         self.release_check()  # the values the clustering was made of are not needed again
         return found is None and valued
 
-    def _checked(self, field: str | None, held: list[Item] | None) -> _Checked:
-        """The check of every line: in parts on every core for a large file read without data.limit (each later part
-        in a forked process), else here in one reading. Any problem stops the run here, naming every bad line."""
+    def _cut(self, held: list[Item] | None) -> tuple[list[tuple[Place, int]], int]:
+        """A large file read without data.limit cut into one part per core (each part's place, and the offset it stops
+        at), and its number of lines; no parts for any other."""
+        if held is not None or self._config.data.limit is not None:
+            return [], 0
+        count = parts_wanted(self.path.stat().st_size, CHECK_PART_MIN_BYTES)
+        return cut_lines(self.path, count) if count > 1 else ([], 0)
+
+    def _checked(self, field: str | None, held: list[Item] | None, cuts: list[tuple[Place, int]]) -> _Checked:
+        """The check of every line: in these parts on every core (each later part in a forked process), else here
+        in one reading. Any problem stops the run here, naming every bad line."""
         limit = self._config.data.limit
-        count = 1
-        if held is None and limit is None:
-            count = check_parts_wanted(self.path.stat().st_size, CHECK_PART_MIN_BYTES)
-        cuts = cut_lines(self.path, count)[0] if count > 1 else []
         helpers = started(
             lambda lines: Forked(functools.partial(_check_lines, self.path, field, None, None, lines)), cuts[1:]
         )
@@ -271,7 +278,7 @@ class RunItems:
         """The run's clustering (bootstrap.cluster) of the items kept, and each clustered item's value by id (what
         its verdict line records); a field no item has stops the run here. Checked as judged, until `conclude`: no
         clustering yet, and each clustered item's value from its reading until its line is written."""
-        if self._cuts and not self._count:
+        if self._unconcluded:
             return None, self._labels
         if self._cuts:
             return self._concluded, {}
@@ -313,7 +320,7 @@ class RunItems:
         are read, when they are checked as judged)."""
         if self._released:
             raise RuntimeError("the items were released after judging")
-        if self._cuts and not self._count:
+        if self._unconcluded:
             return map(self._normalised, self._checked_read(part or Part(0, 0, START, self._cuts[-1][1])))
         return map(self._normalised, self._read(part))
 

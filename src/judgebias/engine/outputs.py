@@ -224,7 +224,8 @@ def _item_text(item: Item, row: ItemResult) -> str:
         text = '"human": ' + _string(item.human) + ", "
     if item.model_a is not None or item.model_b is not None:
         text += '"model_a": ' + _string_or_null(item.model_a) + ', "model_b": ' + _string_or_null(item.model_b) + ", "
-    text += f'"chars_a": {row.chars_a:d}, "chars_b": {row.chars_b:d}, "words_a": {row.words_a:d}, "words_b": {row.words_b:d}'
+    text += f'"chars_a": {row.chars_a:d}, "chars_b": {row.chars_b:d}, '
+    text += f'"words_a": {row.words_a:d}, "words_b": {row.words_b:d}'
     if row.tokens_a is not None and row.tokens_b is not None:
         text += f', "tokens_a": {row.tokens_a:d}, "tokens_b": {row.tokens_b:d}'
     return text

@@ -51,13 +51,15 @@ class PartJudged:
 JudgePart = Callable[[Path, Any], PartJudged]  # (its lines' file, a shared count of its items done) -> what it judged
 
 
-def parts_wanted(items: int) -> int:
-    """How many parts a free judge's `items` are judged in: one per core this process may use, each of at least
-    PART_MIN_ITEMS items, at most MAX_PARTS; one but on Linux (forking a process that has loaded system frameworks
-    is not safe on macOS, and Windows cannot fork)."""
-    if items < 2 * PART_MIN_ITEMS or not sys.platform.startswith("linux"):
+def parts_wanted(amount: int, per_part: int | None = None) -> int:
+    """How many parts work of this `amount` (a free judge's items, or a data file's bytes to check) is cut into: one
+    per core this process may use, each of at least `per_part` (PART_MIN_ITEMS items when not given), at most
+    MAX_PARTS; one but on Linux (forking a process that has loaded system frameworks is not safe on macOS, and Windows
+    cannot fork)."""
+    per_part = PART_MIN_ITEMS if per_part is None else per_part
+    if amount < 2 * per_part or not sys.platform.startswith("linux"):
         return 1
-    return max(1, min(_cores(), items // PART_MIN_ITEMS, MAX_PARTS))
+    return max(1, min(_cores(), amount // per_part, MAX_PARTS))
 
 
 def _cores(quota: Path = Path("/sys/fs/cgroup/cpu.max")) -> int:
@@ -71,14 +73,6 @@ def _cores(quota: Path = Path("/sys/fs/cgroup/cpu.max")) -> int:
     except (OSError, ValueError):
         pass  # no quota known: the pinned cores
     return cores
-
-
-def check_parts_wanted(size: int, part_bytes: int) -> int:
-    """How many parts a data file of `size` bytes is checked in: one per core, each of at least `part_bytes`, at
-    most MAX_PARTS; one but on Linux."""
-    if size < 2 * part_bytes or not sys.platform.startswith("linux"):
-        return 1
-    return max(1, min(_cores(), size // part_bytes, MAX_PARTS))
 
 
 T = TypeVar("T")

@@ -517,10 +517,12 @@ def _started_parts(job: _Job, parts: Sequence[Part]) -> list[PartProcess]:
         return []
     job.run.make()  # the parts write into it
     partial = job.run.verdicts_partial
-    return started(
-        lambda numbered: PartProcess(_part_judge(job, numbered[1]), partial.with_name(f"{partial.name}.{numbered[0]}")),
-        enumerate(parts, start=1),
-    )
+
+    def start(numbered: tuple[int, Part]) -> PartProcess:
+        number, part = numbered
+        return PartProcess(_part_judge(job, part), partial.with_name(f"{partial.name}.{number}"))
+
+    return started(start, enumerate(parts, start=1))
 
 
 def _part_judge(job: _Job, part: Part) -> JudgePart:

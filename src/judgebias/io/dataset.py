@@ -150,10 +150,11 @@ def read_items(
     file is read (after every valid item is yielded), so a caller that keeps nothing can check a file of any size.
 
     `checked`: the file was read whole once already with no problem, so its ids are known to be unique (not
-    looked for again; a line that no longer passes the checks, the file edited since, is still refused); `start`: read from this line on (a place
-    a checked reading gave, or one `cut_lines` gave); `stop`: up to the line starting at this byte offset. `places`
-    gets the place of each item's line, in the order they are yielded. `findings`: gather what the reading finds
-    there and raise nothing (a part of the file, concluded with the others by `Findings.conclude`)."""
+    looked for again; a line that no longer passes the checks, the file edited since, is still refused); `start`:
+    read from this line on (a place a checked reading gave, or one `cut_lines` gave); `stop`: up to the line starting
+    at this byte offset. `places` gets the place of each item's line, in the order they are yielded. `findings`:
+    gather what the reading finds there and raise nothing (a part of the file, concluded with the others by
+    `Findings.conclude`)."""
     found = Findings() if findings is None else findings
     for number, offset, record in _records(path, found.problems, start, stop):
         try:
