@@ -34,7 +34,7 @@ run: $(RUNTIME)
 test: $(DEV) system litellm llamacpp oracles
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
-	$(BIN)/mypy src
+	$(BIN)/mypy --show-traceback src
 	bash tools/check-wheel.sh
 	PARALLEL="$(PARALLEL)" bash tools/test-without-shared.sh
 	$(BIN)/pytest $(PARALLEL)
