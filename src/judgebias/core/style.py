@@ -66,19 +66,23 @@ class Style:
         return self.headers + self.list_items + self.bold + self.italic + self.code_blocks + self.tables
 
 
+def _plain(text: str) -> bool:
+    """Whether the text has nothing any feature starts with (most answers): one search instead of reading every line."""
+    return _MARKUP_CHAR.search(text) is None and _NUMBERED.search(text) is None
+
+
 def styles_of(a: str, b: str) -> tuple[Style, Style]:
     """The Styles of two answers: both plain found in one search of each pattern (a line end between them, which
     neither pattern can match across), as most answers are."""
-    both = a + "\n" + b
-    if _MARKUP_CHAR.search(both) is None and _NUMBERED.search(both) is None:
+    if _plain(a + "\n" + b):
         return PLAIN, PLAIN
     return style_of(a), style_of(b)
 
 
 def style_of(text: str) -> Style:
     """Count the markdown features of one answer (code inside fences is not formatting)."""
-    if _MARKUP_CHAR.search(text) is None and _NUMBERED.search(text) is None:
-        return PLAIN  # most answers: one search instead of reading every line
+    if _plain(text):
+        return PLAIN
     counts = dict.fromkeys(FEATURES, 0)
     for kind, line in _blocks(text):
         if kind == "inline":
