@@ -207,7 +207,7 @@ def run_experiment(
 
 def _judges_and_items(config: Config) -> tuple[RunItems, list[Judging], list[str]]:
     """The items every judge can judge, the judges with their backends, and the notes to print before calling."""
-    items = RunItems(config, check_as_judged=_judged_free(config))
+    items = RunItems(config, check_as_judged=_checked_as_judged(config))
     judgments = resolve_path(config.data.judgments, config.data.root) if config.data.judgments else None
     judgings = [
         Judging(name, judge, build_backend(judge, config.rubric, judgments))
@@ -223,9 +223,9 @@ def _judges_and_items(config: Config) -> tuple[RunItems, list[Judging], list[str
     return items, judgings, notes
 
 
-def _judged_free(config: Config) -> bool:
-    """Whether every judge is scripted (judging costs nothing and waits on nothing, and every item is judged): then
-    a large data file is checked as it is judged, each part of it read once, in its own process."""
+def _checked_as_judged(config: Config) -> bool:
+    """Whether a large data file is checked as it is judged, each part of it read once, in its own process: when
+    every judge is scripted (judging costs nothing and waits on nothing, and every item is judged)."""
     return not config.dry_run and all(judge.backend == BackendKind.scripted for judge in judges_of(config).values())
 
 
