@@ -322,6 +322,13 @@ def write_items(path: Path, n: int, *, seed: int = 0) -> int:
     return text_bytes
 
 
+def shuffle_lines(path: Path, *, seed: int) -> None:
+    """Put a file's lines in a seeded random order (in place)."""
+    lines = path.read_bytes().splitlines(keepends=True)
+    random.Random(seed).shuffle(lines)
+    path.write_bytes(b"".join(lines))
+
+
 def compose(overrides: Sequence[str]) -> Any:
     """judgebias's typed Config for these overrides, composed by Hydra as the CLI composes it."""
     from hydra import compose as hydra_compose

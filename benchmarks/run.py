@@ -19,6 +19,8 @@ Usage: python benchmarks/run.py [--quick] [--only NAME ...] [--repeats 3] [--kee
   scale     1,000,000 generated pairs through an offline judge (judge=longer) beside the loop a user would write
             (benchmarks/hand_loop.py, whose win rate and consistency the run must equal): the ratio of wall
             times, peak RSS, peak RSS at 1M against 100k; and a 200,000-item fully cached rerun's cost per call.
+  compare   `python -m judgebias.compare` and `check --baseline` of two 1,000,000-item runs (the candidate's lines
+            shuffled): wall time, and peak RSS against the base run's own peak.
 
 Every measured run is a fresh subprocess; each figure is the median of --repeats runs. The devserver runs in
 its own process. Live judgebias runs import the SDK before the run starts (benchmarks/jb_entry.py), as the
@@ -602,6 +604,65 @@ def bench_scale(ctx: Context) -> list[Figure]:
     ]  # fmt: skip
 
 
+# --------------------------------------------------------------------------------------------- compare
+
+COMPARE_RSS_RATIO = 2.0  # compare's peak RSS against the peak of the run it compares
+COMPARE_SECONDS = 60.0  # compare of two 1M-item runs
+
+
+def bench_compare(ctx: Context) -> list[Figure]:
+    """`python -m judgebias.compare` and `check --baseline` of two 1,000,000-item runs (judge=longer as the base,
+    judge=noisy as the candidate): wall time, and peak RSS against the peak of the base run itself, measured in the
+    same invocation. The candidate's lines are shuffled, so its rows are matched by id, not by position; compare
+    must match every item, and the gate must fail the noisy judge's drop in consistency."""
+    big = ctx.n(1_000_000, 20_000)
+    folder = ctx.work / "compare"
+    folder.mkdir(parents=True, exist_ok=True)
+    items = ctx.work / "scale" / f"items-{big}.jsonl"
+    if not items.exists():
+        items.parent.mkdir(parents=True, exist_ok=True)
+        harness.write_items(items, big, seed=5)
+    base_dir, cand_dir = folder / "base", folder / "cand"
+    common = ["data=jsonl", f"data.path={items}", f"cache.dir={folder / 'cache'}", "progress=off", "report=false"]
+    ctx.log(f"compare: a base run and a candidate run of {big} items")
+    base_run, _ = judgebias_run(ctx, "compare-base", ["judge=longer", f"hydra.run.dir={base_dir}", *common], plain=True)
+    judgebias_run(ctx, "compare-cand", ["judge=noisy", f"hydra.run.dir={cand_dir}", *common], plain=True)
+    harness.shuffle_lines(cand_dir / "verdicts.jsonl", seed=1)
+    walls, rss, gate_walls, gate_rss = [], [], [], []
+    for repeat in range(ctx.repeats):
+        ctx.log(f"compare: repeat {repeat + 1}/{ctx.repeats}")
+        out = folder / f"out-{repeat}"
+        measured = run_measured([PYTHON, "-m", "judgebias.compare", str(base_dir), str(cand_dir), "--out", str(out)],
+                                log_dir=ctx.work / "logs" / f"compare-{repeat}", env=ctx.env)  # fmt: skip
+        if measured.code != 0:
+            raise RuntimeError(f"compare exited {measured.code}:\n{measured.stderr[-2000:]}")
+        document = json.loads((out / "compare.json").read_text(encoding="utf-8"))
+        if document["matched"] != big:
+            raise RuntimeError(f"compare matched {document['matched']} of {big} items")
+        walls.append(measured.seconds)
+        rss.append(measured.max_rss_kib)
+        gate = run_measured([PYTHON, "-m", "judgebias.check", str(cand_dir), "--baseline", str(base_dir)],
+                            log_dir=ctx.work / "logs" / f"gate-{repeat}", env=ctx.env)  # fmt: skip
+        if gate.code != 1 or "position_consistency dropped" not in gate.stdout:
+            raise RuntimeError(f"the gate did not fail the noisy judge (exit {gate.code}):\n{gate.stdout[-2000:]}")
+        gate_walls.append(gate.seconds)
+        gate_rss.append(gate.max_rss_kib)
+    run_peak = base_run.max_rss_kib
+    ratio, gate_ratio = median(rss) / run_peak, median(gate_rss) / run_peak
+    return [
+        Figure("compare", f"compare of two {big}-item runs, wall time", f"{median(walls):.1f} s",
+               f"<= {COMPARE_SECONDS:.0f} s", median(walls) <= COMPARE_SECONDS),
+        Figure("compare", f"compare's peak RSS / the {big}-item run's own",
+               f"{ratio:.2f} ({median(rss) / 1024:.0f} MiB / {run_peak / 1024:.0f} MiB)",
+               f"<= {COMPARE_RSS_RATIO:.0f}", ratio <= COMPARE_RSS_RATIO),
+        Figure("compare", f"check --baseline on two {big}-item runs, wall time", f"{median(gate_walls):.1f} s",
+               f"<= {COMPARE_SECONDS:.0f} s", median(gate_walls) <= COMPARE_SECONDS),
+        Figure("compare", "check --baseline's peak RSS / the run's own",
+               f"{gate_ratio:.2f} ({median(gate_rss) / 1024:.0f} MiB)", f"<= {COMPARE_RSS_RATIO:.0f}",
+               gate_ratio <= COMPARE_RSS_RATIO),
+    ]  # fmt: skip
+
+
 def _report_available() -> bool:
     import importlib.util
 
@@ -634,6 +695,7 @@ BENCHMARKS: dict[str, Callable[[Context], list[Figure]]] = {
     "ratelimit": bench_ratelimit,
     "memory": bench_memory,
     "scale": bench_scale,
+    "compare": bench_compare,
 }
 
 

@@ -7,7 +7,7 @@
 #
 #   JUDGEBIAS_BASE="judge=gpt4o rubric=default data=q1"      the base run's overrides (required)
 #   JUDGEBIAS_CAND="judge=gpt4o rubric=mine data=q1"         the candidate's overrides (required)
-#   JUDGEBIAS_BASE_BUNDLE=ci/base-replies.jsonl              the base run's replies (python -m judgebias.cache
+#   JUDGEBIAS_BASE_BUNDLE=ci/base-replies.jsonl.gz           the base run's replies (python -m judgebias.cache
 #                                                           export --run BASE_RUN FILE); without it the base is
 #                                                           judged too, with cache.mode=use
 #   JUDGEBIAS_CAND_BUNDLE=...                                optional: the candidate's replies, if recorded before

@@ -12,7 +12,6 @@ aggregate. The table itself is always written first.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -31,6 +30,7 @@ from judgebias.figures.formatting import ci_text, points
 from judgebias.io.files import write_csv, write_text_atomic
 from judgebias.io.run_dir import DRY_RUN, HYDRA, SUMMARY, RunDir
 from judgebias.process import startup
+from judgebias.process.command import CommandParser, say
 
 FAILED_STATUSES = ("failed", "errors", "missing", "budget")
 RATES = ("win_rate", "position_consistency", "human_agreement", "styled_wins")
@@ -137,7 +137,7 @@ def _job_summary(folder: Path) -> Summary:
             continue
         try:
             value = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as error:
+        except (OSError, ValueError, RecursionError) as error:  # ValueError: bad JSON, or a number too long to read
             return {"status": "failed", "error": f"unreadable {name}: {error}"}
         if not isinstance(value, dict):
             return {"status": "failed", "error": f"unreadable {name}: not a JSON object"}
@@ -423,22 +423,22 @@ def aggregate(sweep_dirs: Sequence[Path], out_dir: Path | None = None, *, report
 def main(argv: Sequence[str] | None = None) -> int:
     """`python -m judgebias.aggregate SWEEP_DIR [SWEEP_DIR ...] [--out DIR]`: 0 all ok, 1 a job failed, 2 usage."""
     startup.run_begins()  # started: from here on Ctrl-C is this command's to handle
-    parser = argparse.ArgumentParser(prog="python -m judgebias.aggregate", description=__doc__.splitlines()[0])
+    parser = CommandParser(prog="python -m judgebias.aggregate", description=__doc__.splitlines()[0])
     parser.add_argument("sweep_dirs", nargs="+", type=Path, help="sweep folders (outputs/multirun/...)")
     parser.add_argument("--out", type=Path, default=None, help="where to write the table (default: the first sweep)")
     parser.add_argument("--no-report", action="store_true", help="do not write sweep_report.html")
     args = parser.parse_args(argv)
     for sweep in args.sweep_dirs:
         if not sweep.is_dir():
-            print(f"judgebias: error: {sweep} is not a folder", file=sys.stderr)
+            say(f"judgebias: error: {sweep} is not a folder", error=True)
             return 2
     rows = aggregate(args.sweep_dirs, args.out, report=not args.no_report)
     if not rows:
-        print(f"judgebias: error: no job folder under {', '.join(map(str, args.sweep_dirs))}", file=sys.stderr)
+        say(f"judgebias: error: no job folder under {', '.join(map(str, args.sweep_dirs))}", error=True)
         return 2
     target = args.out or args.sweep_dirs[0]
-    print(f"sweep summary ({target}/sweep_summary.md):")
-    print(text_table(rows, terminal_width()))
+    say(f"sweep summary ({target}/sweep_summary.md):")
+    say(text_table(rows, terminal_width()))
     return exit_code(rows)
 
 

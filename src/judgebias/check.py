@@ -33,12 +33,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from judgebias.aggregate import Job, find_jobs
+from judgebias.core.bounds import GATE_RESAMPLES
 from judgebias.core.errors import UserError
 from judgebias.core.summary import Summary, figure_value
 from judgebias.process import startup
+from judgebias.process.command import CommandParser, bounded, say
 
 if TYPE_CHECKING:
-    from judgebias.figures.comparison import RunFiles
+    from judgebias.figures.comparison import Comparison, RunFiles
     from judgebias.figures.paired import Worse
 
 EXIT_OK = 0
@@ -233,18 +235,70 @@ def tolerances(drops: Sequence[tuple[str, float]], rises: Sequence[tuple[str, fl
     return given + defaults
 
 
+@dataclass(frozen=True)
+class Coverage:
+    """What the gate asks of the items a candidate was judged on: a share of the base's at least, and (unless
+    allowed) no matched id holding another item."""
+
+    min_overlap: float = 1.0
+    allow_changed: bool = False
+
+    def findings(self, job: Job, comparison: Comparison) -> list[Finding]:
+        """A failure when the candidate misses more of the base than allowed, or changed items under their ids."""
+        who, c = _who(job), comparison.coverage
+        out = []
+        if c.share < self.min_overlap:
+            out.append(
+                Finding(
+                    job.name,
+                    False,
+                    f"FAIL {who}: judged on {c.matched} of the baseline's {c.base_items} items ({100 * c.share:.1f}%), "
+                    f"needs at least {100 * self.min_overlap:g}% (--min-overlap {self.min_overlap:g}): a regression "
+                    f"on the {c.only_base} items left out could not show",
+                )
+            )
+        if c.changed and not self.allow_changed:
+            out.append(
+                Finding(
+                    job.name,
+                    False,
+                    f"FAIL {who}: {c.changed} matched items hold other answers or human labels than in the baseline "
+                    f"under the same ids (first: {', '.join(c.changed_ids[:5])}): the figures do not compare the "
+                    "same items (--allow-changed-items accepts them)",
+                )
+            )
+        elif c.changed:
+            out.append(
+                Finding(
+                    job.name,
+                    True,
+                    f"SKIP {who}: note: {c.changed} matched items changed their answers or human labels, accepted "
+                    "(--allow-changed-items)",
+                    skipped=True,
+                )
+            )
+        return out
+
+
 def baseline_findings(
-    job: Job, base: RunFiles, limits: Sequence[Tolerance], *, strict: bool = False, skip_missing: bool = False
+    job: Job,
+    base: RunFiles,
+    limits: Sequence[Tolerance],
+    *,
+    strict: bool = False,
+    skip_missing: bool = False,
+    coverage: Coverage | None = None,
+    resamples: int | None = None,
 ) -> list[Finding]:
-    """The job against the base run on their common items: one finding per tolerance passed beyond, per figure
-    missing, and (with `strict`) per figure significantly worse."""
+    """The job against the base run on their common items: its coverage of the base's items first, then one
+    finding per tolerance passed beyond, per figure missing, and (with `strict`) per figure significantly worse."""
     from judgebias.compare import compare_runs, read_run
     from judgebias.figures.comparison_text import diff_text
     from judgebias.figures.paired import worse_beyond, worse_side
 
     who = _who(job)
-    comparison = compare_runs(base, read_run(job.path))
-    findings = []
+    comparison = compare_runs(base, read_run(job.path), resamples=resamples, listed=5)
+    findings = (coverage or Coverage()).findings(job, comparison)
     for limit in limits:
         difference = comparison.differences.get(limit.figure)
         if difference is None or difference.diff is None:
@@ -317,6 +371,13 @@ def _missing_reason(name: str) -> str:
     return "the run did not report it"
 
 
+def _overlap(text: str) -> float:
+    value = _fraction(text)
+    if value <= 0.0:
+        raise argparse.ArgumentTypeError(f"{text}: a gate needs some of the baseline's items (a share above 0)")
+    return value
+
+
 def _fraction(text: str) -> float:
     value = float(text)
     if not 0.0 <= value <= 1.0:
@@ -340,7 +401,7 @@ def _kappa(text: str) -> float:
 
 def parser() -> argparse.ArgumentParser:
     """The command line of the gate."""
-    p = argparse.ArgumentParser(
+    p = CommandParser(
         prog="python -m judgebias.check",
         description="Fail (exit 1) when a run or any job of a sweep misses a threshold; exit 2 on a usage error.",
     )
@@ -399,6 +460,24 @@ def parser() -> argparse.ArgumentParser:
         "biased_second=0.02, invalid=0.02 by default)",
     )
     p.add_argument(
+        "--min-overlap",
+        type=_overlap,
+        default=1.0,
+        metavar="SHARE",
+        help="with --baseline: the least share of the baseline's items the job must be judged on (default 1: "
+        "every one; 0.95 allows 5%% missing)",
+    )
+    p.add_argument(
+        "--allow-changed-items",
+        action="store_true",
+        help="with --baseline: accept matched ids whose answers or human label changed (default: fail them)",
+    )
+    p.add_argument(
+        "--resamples",
+        type=bounded(GATE_RESAMPLES),
+        help="with --baseline: paired bootstrap resamples (default: the baseline's, at least 1000; fewer are refused)",
+    )
+    p.add_argument(
         "--strict",
         action="store_true",
         help="with --baseline: also fail any figure whose paired interval lies wholly on its worse side of 0",
@@ -422,18 +501,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     ]
     for path in args.paths:
         if not path.is_dir():
-            print(f"judgebias.check: error: {path} is not a folder", file=sys.stderr)
+            say(f"judgebias.check: error: {path} is not a folder", error=True)
             return EXIT_USAGE
     jobs = find_jobs(args.paths)
     if not any(job.summary.get("status") not in ("missing", "dry-run") for job in jobs):
         where = ", ".join(map(str, args.paths))
-        print(
+        say(
             f"judgebias.check: error: no summary.json under {where}: point it at a finished run or sweep folder",
-            file=sys.stderr,
+            error=True,
         )
         return EXIT_USAGE
-    if (args.max_drop or args.max_rise or args.strict) and args.baseline is None:
-        print("judgebias.check: error: --max-drop, --max-rise and --strict need --baseline BASE", file=sys.stderr)
+    against_base = args.max_drop or args.max_rise or args.strict or args.allow_changed_items
+    if (against_base or args.min_overlap != 1.0 or args.resamples is not None) and args.baseline is None:
+        say(
+            "judgebias.check: error: --max-drop, --max-rise, --strict, --min-overlap, --allow-changed-items and "
+            "--resamples need --baseline BASE",
+            error=True,
+        )
         return EXIT_USAGE
     base = None
     if args.baseline is not None:
@@ -442,9 +526,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             base = read_run(args.baseline)
         except UserError as error:
-            print(f"judgebias.check: error: --baseline: {error}", file=sys.stderr)
+            say(f"judgebias.check: error: --baseline: {error}", error=True)
             return EXIT_USAGE
     limits = tolerances(args.max_drop, args.max_rise)
+    coverage = Coverage(args.min_overlap, args.allow_changed_items)
     findings = []
     for job in jobs:
         findings += check_job(
@@ -456,28 +541,39 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         if base is not None and job.summary.get("status") not in ("failed", "missing", "dry-run"):
             try:
-                findings += baseline_findings(job, base, limits, strict=args.strict, skip_missing=args.skip_missing)
+                findings += baseline_findings(
+                    job,
+                    base,
+                    limits,
+                    strict=args.strict,
+                    skip_missing=args.skip_missing,
+                    coverage=coverage,
+                    resamples=args.resamples,
+                )
             except UserError as error:
                 findings.append(
                     Finding(job.name, False, f"FAIL {_who(job)}: cannot compare with the baseline: {error}")
                 )
     for finding in findings:
         if finding.skipped:
-            print(finding.message)
+            say(finding.message)
     failures = [finding for finding in findings if not finding.ok]
     for finding in failures:
-        print(finding.message)
+        say(finding.message)
     checked = ", ".join(t.describe() for t in thresholds)
     if base is not None:
         against = f"against {args.baseline}: " + ", ".join(limit.option() for limit in limits)
         against += ", --strict" if args.strict else ""
+        against += f", --min-overlap {args.min_overlap:g}" + (
+            ", --allow-changed-items" if args.allow_changed_items else ""
+        )
         checked = f"{checked}; {against}" if checked else against
     checked = checked or "no thresholds given: job status only"
     if failures:
         jobs_failing = len({finding.job for finding in failures})
-        print(f"judgebias.check: {jobs_failing} of {len(jobs)} jobs failed ({checked})", file=sys.stderr)
+        say(f"judgebias.check: {jobs_failing} of {len(jobs)} jobs failed ({checked})", error=True)
         return EXIT_FAILED
-    print(f"OK: {len(jobs)} job{' passes' if len(jobs) == 1 else 's pass'} ({checked})")
+    say(f"OK: {len(jobs)} job{' passes' if len(jobs) == 1 else 's pass'} ({checked})")
     return EXIT_OK
 
 

@@ -12,49 +12,52 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from judgebias.core.bounds import LISTED, RESAMPLES, SEED
 from judgebias.core.errors import EXIT_USER_ERROR, UserError
-from judgebias.core.record import ItemResult
 from judgebias.core.summary import Summary, SummaryError, read_summary
-from judgebias.core.verdict_lines import LineProblem, result_of_line
-from judgebias.figures.comparison import Comparison, RunFiles, compare_runs
+from judgebias.figures.comparison import DEFAULT_LISTED, DEFAULT_RESAMPLES, Comparison, RunFiles, compare_runs
 from judgebias.figures.comparison_text import format_comparison, format_sweep
+from judgebias.figures.paired import SIDE_FIELDS
 from judgebias.io.files import read_user_text, write_json
-from judgebias.io.jsonl import json_lines, text_lines
 from judgebias.io.run_dir import RunDir
+from judgebias.io.verdict_files import fetch_lines, read_verdicts
 from judgebias.process import startup
-from judgebias.process.command import exit_as_command
+from judgebias.process.command import CommandParser, bounded, exit_as_command, say
 
 __all__ = ["compare_runs", "main", "read_run"]
 
 
 def read_run(folder: Path) -> RunFiles:
-    """A finished run's summary.json and verdicts.jsonl; a folder without them, or a malformed line, is one line."""
+    """A finished run's summary.json and verdicts.jsonl (as columns); a folder without them, a bad line: one line."""
     if not folder.is_dir():
         raise UserError(f"{folder} is not a folder")
     run = RunDir(folder)
     summary = _summary(run.summary, folder)
-    verdicts_path = run.verdicts
-    lines: dict[str, dict[str, Any]] = {}
-    rows: dict[str, ItemResult] = {}
-    for number, line in json_lines(text_lines(_text(verdicts_path, folder)), verdicts_path):
-        where = f"{verdicts_path}:{number}"
-        if not isinstance(line, dict):
-            raise UserError(f"{where}: not a JSON object")
-        try:
-            row = result_of_line(line)
-        except LineProblem as problem:
-            raise UserError(f"{where}: {problem}") from None
-        if row.id in rows:
-            raise UserError(f"{where}: field 'id': {row.id!r} is on an earlier line too")
-        lines[row.id], rows[row.id] = line, row
-    if not rows:
-        raise UserError(f"{verdicts_path}: no verdict lines")
-    return RunFiles(folder, summary, lines, rows)
+    _text(run.verdicts, folder, read=False)  # a missing file says whether the run stopped before it finished
+    return RunFiles(folder, summary, read_verdicts(run.verdicts))
+
+
+def with_replies(comparison: Comparison) -> list[dict[str, Any]]:
+    """The listed moved items with both runs' verdicts, calls and replies, read again from their lines."""
+    base = fetch_lines(comparison.base.verdicts.path, [item["base_line"] for item in comparison.moved])
+    cand = fetch_lines(comparison.cand.verdicts.path, [item["cand_line"] for item in comparison.moved])
+    return [
+        {
+            **{key: value for key, value in item.items() if not key.endswith("_line")},
+            "base": _side(base.get(item["base_line"], {})),
+            "cand": _side(cand.get(item["cand_line"], {})),
+        }
+        for item in comparison.moved
+    ]
+
+
+def _side(line: dict[str, Any]) -> dict[str, Any]:
+    """What a reviewer reads of one run's item: its verdict, both calls and both replies as received."""
+    return {key: line.get(key) for key in SIDE_FIELDS}
 
 
 def _summary(path: Path, folder: Path) -> Summary:
@@ -73,12 +76,14 @@ def _summary(path: Path, folder: Path) -> Summary:
         raise UserError(str(error)) from None
 
 
-def _text(path: Path, folder: Path) -> str:
+def _text(path: Path, folder: Path, *, read: bool = True) -> str:
     """A run file's text; a missing one says whether the run stopped before it finished."""
     if not path.is_file():
         stopped = RunDir(folder).verdicts_partial.exists()
         why = "the run stopped before it finished (verdicts.jsonl.part): rerun it" if stopped else "no finished run"
         raise UserError(f"{folder} has no {path.name}: {why}")
+    if not read:
+        return ""
     try:
         return read_user_text(path, "run file")
     except OSError as error:  # present but unreadable (permissions)
@@ -104,7 +109,7 @@ def sweep_comparisons(sweep: Path, baseline_job: str, **settings: Any) -> list[t
 
 def parser() -> argparse.ArgumentParser:
     """The command line of compare."""
-    p = argparse.ArgumentParser(
+    p = CommandParser(
         prog="python -m judgebias.compare",
         description="Paired before/after comparison of two runs on the same items (or every job of a sweep "
         "against one job): differences with 95%% paired intervals, exact paired tests, the items that moved.",
@@ -114,23 +119,28 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--baseline-job", help="with one sweep folder: the job every other job is compared with (e.g. 0)")
     p.add_argument("--out", type=Path, help="write compare.json and compare.html into this folder")
-    p.add_argument("--resamples", type=_count, help="bootstrap resamples (default: the base run's, else 1000)")
-    p.add_argument("--seed", type=int, help="bootstrap seed (default: the base run's, else 0)")
+    p.add_argument(
+        "--resamples",
+        type=bounded(RESAMPLES),
+        help=f"bootstrap resamples (default: the base run's, at least {DEFAULT_RESAMPLES})",
+    )
+    p.add_argument("--seed", type=bounded(SEED), help="bootstrap seed (default: the base run's, else 0)")
+    p.add_argument(
+        "--list",
+        type=bounded(LISTED),
+        default=DEFAULT_LISTED,
+        metavar="N",
+        help=f"list the first N moved items of each kind with their replies, and N ids of each other kind "
+        f"(default {DEFAULT_LISTED}; every item is counted)",
+    )
     return p
 
 
-def _count(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text} is not a number of resamples (0 or more)")
-    return value
-
-
-def main(argv: Sequence[str] | None = None, echo: Callable[[str], None] = print) -> int:
+def main(argv: Sequence[str] | None = None, echo: Callable[[str], None] = say) -> int:
     """Compare, print, write; the exit code."""
     startup.run_begins()  # started: from here on Ctrl-C is this command's to handle
     args = parser().parse_args(argv)
-    settings = {"resamples": args.resamples, "seed": args.seed}
+    settings = {"resamples": args.resamples, "seed": args.seed, "listed": args.list}
     try:
         if args.baseline_job is not None:
             if len(args.paths) != 1:
@@ -140,14 +150,13 @@ def main(argv: Sequence[str] | None = None, echo: Callable[[str], None] = print)
                 raise UserError(f"{args.paths[0]}: no finished job besides job {args.baseline_job} to compare")
             echo(format_sweep(args.baseline_job, comparisons))
             if args.out is not None:
+                documents = [{"job": job, **_document(c)} for job, c in comparisons]
                 write_outputs(
                     args.out,
-                    {
-                        "baseline_job": args.baseline_job,
-                        "comparisons": [{"job": job, **c.as_json()} for job, c in comparisons],
-                    },
+                    {"baseline_job": args.baseline_job, "comparisons": documents},
                     [c for _, c in comparisons],
                     [job for job, _ in comparisons],
+                    [document["moved"] for document in documents],
                 )
             return 0
         if len(args.paths) != 2:
@@ -155,23 +164,34 @@ def main(argv: Sequence[str] | None = None, echo: Callable[[str], None] = print)
         comparison = compare_runs(read_run(args.paths[0]), read_run(args.paths[1]), **settings)
         echo(format_comparison(comparison))
         if args.out is not None:
-            write_outputs(args.out, comparison.as_json(), [comparison])
+            document = _document(comparison)
+            write_outputs(args.out, document, [comparison], None, [document["moved"]])
     except UserError as error:
-        print(f"judgebias.compare: error: {error}", file=sys.stderr)
+        say(f"judgebias.compare: error: {error}", error=True)
         return EXIT_USER_ERROR
     return 0
 
 
+def _document(comparison: Comparison) -> dict[str, Any]:
+    """compare.json's content for one comparison, the listed moved items with their replies."""
+    return {**comparison.as_json(), "moved": with_replies(comparison)}
+
+
 def write_outputs(
-    out: Path, document: dict[str, Any], comparisons: Sequence[Comparison], jobs: Sequence[str] | None = None
+    out: Path,
+    document: dict[str, Any],
+    comparisons: Sequence[Comparison],
+    jobs: Sequence[str] | None,
+    moved: Sequence[list[dict[str, Any]]],
 ) -> None:
-    """compare.json and compare.html in `out` (`jobs`: the sweep's job of each comparison)."""
+    """compare.json and compare.html in `out` (`jobs`: the sweep's job of each comparison; `moved`: each one's
+    listed moved items with their replies)."""
     from judgebias.report.compare_page import write_compare_page
 
     try:
         out.mkdir(parents=True, exist_ok=True)
         write_json(out / "compare.json", document)
-        write_compare_page(out / "compare.html", comparisons, jobs)
+        write_compare_page(out / "compare.html", comparisons, jobs, moved)
     except OSError as error:
         raise UserError(f"cannot write into {out}: {error.strerror or error}") from None
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from judgebias.process import startup  # isort: skip  (first: Ctrl-C during the imports below is one line)
 
+import contextlib
 import dataclasses
 import logging
 import os
@@ -47,6 +48,7 @@ from judgebias.core.redaction import REDACTED, RedactingFilter, Redactor, replac
 from judgebias.core.summary import SUMMARY_SCHEMA_VERSION
 from judgebias.io.files import write_json, write_text_atomic
 from judgebias.io.run_dir import RunDir
+from judgebias.process.command import say
 
 
 def to_config(cfg: DictConfig) -> Config:
@@ -112,17 +114,18 @@ def _end(ending: Ending, cfg: DictConfig, run: RunDir) -> int:
     if ending.traceback:
         traceback.print_exc()
     if ending.message is not None:
-        print(ending.message, file=sys.stdout if ending.to_stdout else sys.stderr)
+        say(ending.message, error=not ending.to_stdout)
     if ending.failure is not None:
-        write_json(run.summary, _failure(cfg, ending.failure) | {"status": ending.status})
+        with contextlib.suppress(OSError):  # a full disk already said why: the failure record is a courtesy
+            write_json(run.summary, _failure(cfg, ending.failure) | {"status": ending.status})
     return ending.code
 
 
 def _say_where(run: RunDir) -> None:
     """The run folder and the report, as the last lines of every run."""
-    print(f"run folder: {run.root}")
+    say(f"run folder: {run.root}")
     if run.report.exists():
-        print(f"report: {run.report}")
+        say(f"report: {run.report}")
 
 
 def keep_secrets_out(run: RunDir, redactor: Redactor) -> None:
@@ -198,7 +201,7 @@ def _start() -> None:
     sys.argv = [arg for arg in sys.argv if arg != REUSE_FLAG]  # judgebias's own flag: Hydra would refuse it
     refused = pasted_secret_error(sys.argv[1:]) or refused_folder(sys.argv[1:], reuse=reuse)
     if refused:
-        print(f"judgebias: error: {refused}", file=sys.stderr)
+        say(f"judgebias: error: {refused}", error=True)
         sys.exit(EXIT_USER_ERROR)
     real = sys.stderr
     summarise_sacct_warnings(real)  # said while the sweep waits, not held back with Hydra's start-up messages
@@ -217,7 +220,7 @@ def _start() -> None:
             # Hydra could not compose the config (a bad override): a user error, said in one line.
             held.drop()
             sys.stderr = real
-            print(f"judgebias: error: {composition_message(failure, config_dirs(sys.argv[1:]))}", file=real)
+            say(f"judgebias: error: {composition_message(failure, config_dirs(sys.argv[1:]))}", error=True)
             sys.exit(EXIT_USER_ERROR)
         raise
     finally:

@@ -13,7 +13,6 @@ Exit codes: 0 done, 2 a user error (one line).
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
 import sys
@@ -22,10 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from judgebias.core.errors import UserError
-from judgebias.core.terminal import escape_controls
 from judgebias.io.run_dir import HYDRA, MULTIRUN, SUMMARY, RunDir, is_leftover
 from judgebias.process import startup
-from judgebias.process.command import run_command
+from judgebias.process.command import CommandParser, run_command, say
 
 NO_RESULT_STATUSES = frozenset({"failed", "missing"})  # summary.json of a run that stopped before its result
 
@@ -94,10 +92,10 @@ def list_runs(folder: Path) -> None:
     width = max((len(str(run.path)) for run in runs), default=0)
     for run in runs:
         holds = run.reason if run.has_result else f"no result: {run.reason}"
-        print(escape_controls(f"{str(run.path).ljust(width)}  {run.status:<11} {holds}"))
+        say(f"{str(run.path).ljust(width)}  {run.status:<11} {holds}")
     stubs = sum(not run.has_result for run in runs)
     hint = f": python -m judgebias.runs clean {folder} removes them" if stubs else ""
-    print(f"{len(runs)} run folders, {stubs} with no result{hint}")
+    say(f"{len(runs)} run folders, {stubs} with no result{hint}")
 
 
 def clean_runs(folder: Path, *, dry_run: bool) -> None:
@@ -106,12 +104,12 @@ def clean_runs(folder: Path, *, dry_run: bool) -> None:
     runs = list(run_folders(root))
     stubs = [run for run in runs if not run.has_result]
     for run in stubs:
-        print(escape_controls(f"{'would remove' if dry_run else 'removed'} {run.path}  ({run.status}: {run.reason})"))
+        say(f"{'would remove' if dry_run else 'removed'} {run.path}  ({run.status}: {run.reason})")
         if not dry_run:
             shutil.rmtree(run.path)
             _remove_empty_parents(run.path.parent, root)
     verb = "would remove" if dry_run else "removed"
-    print(f"{verb} {len(stubs)} run folders with no result; {len(runs) - len(stubs)} kept")
+    say(f"{verb} {len(stubs)} run folders with no result; {len(runs) - len(stubs)} kept")
 
 
 def _remove_empty_parents(folder: Path, root: Path) -> None:
@@ -123,7 +121,7 @@ def _remove_empty_parents(folder: Path, root: Path) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Command line entry; returns the exit code."""
     startup.run_begins()  # started: from here on Ctrl-C is this command's to handle
-    top = argparse.ArgumentParser(prog="python -m judgebias.runs", description=__doc__.splitlines()[0])
+    top = CommandParser(prog="python -m judgebias.runs", description=__doc__.splitlines()[0])
     commands = top.add_subparsers(dest="command", required=True)
     listing = commands.add_parser("list", help="every run folder, its status and what it holds")
     cleaning = commands.add_parser("clean", help="remove the run folders that hold no result")

@@ -61,7 +61,8 @@ def test_the_differences_are_those_the_verdict_lines_show(tmp_path: Path) -> Non
     aa = lambda lines: sum(1 for line in lines.values() if (line["call1"], line["call2"]) == ("A", "A"))  # noqa: E731
     assert first["diff"] == pytest.approx((aa(new) - aa(old)) / 48)
     assert 48 == document["matched"] and (0, 0) == (document["only_base"], document["only_cand"])
-    assert document["bootstrap"] == {"resamples": 200, "seed": 0, "paired": True, "cluster": None, "clusters": None}
+    # The base drew 200: a comparison draws at least 1,000 (the base run's count only when larger).
+    assert document["bootstrap"] == {"resamples": 1000, "seed": 0, "paired": True, "cluster": None, "clusters": None}
     assert document["moved_counts"]["became_inconsistent"] == lost
     moved = {item["id"] for item in document["moved"] if "became_inconsistent" in item["kinds"]}
     assert moved == {i for i in old if old[i]["consistent"] and not new[i]["consistent"]}
@@ -83,17 +84,22 @@ def test_the_same_run_compared_with_itself_moves_nothing(tmp_path: Path) -> None
     assert [0.0, 0.0] == document["differences"]["position_consistency"]["ci"]
 
 
-def test_items_in_one_run_only_are_counted_and_left_out(tmp_path: Path) -> None:
-    """The candidate judged 30 of the 48 items: 18 only in base, the figures on the 30, and a note says so."""
+def test_items_in_one_run_only_are_counted_and_said_first(tmp_path: Path) -> None:
+    """The candidate judged 30 of the 48 items: 18 only in base, the figures on the 30, and the first printed line
+    says the candidate covers 62.5% of the base."""
     base, cand = tmp_path / "base", tmp_path / "cand"
     run_here(base, *QUICK)
     run_here(cand, *QUICK, "data.limit=30")
 
-    code, document, _ = compared(tmp_path, base, cand)
+    code, document, printed = compared(tmp_path, base, cand)
 
     assert 0 == code
     assert (30, 18, 0) == (document["matched"], document["only_base"], document["only_cand"])
-    assert any("18 items only in base" in note for note in document["notes"])
+    assert {"base_items": 48, "cand_items": 30, "matched": 30, "share": 0.625, "changed": 0} == {
+        key: document["coverage"][key] for key in ("base_items", "cand_items", "matched", "share", "changed")
+    }
+    first = printed[0].splitlines()[0]
+    assert first.startswith("WARNING: the candidate judged 30 of the base's 48 items (62.5%): 18 base items"), first
 
 
 def test_two_runs_with_no_common_item_are_refused_in_one_line(

@@ -197,3 +197,52 @@ def test_ctrl_c_during_an_audit_is_one_line_and_leaves_no_temporary_file(tmp_pat
     assert 130 == process.returncode, err
     assert "Traceback" not in err and 1 == len(err.strip().splitlines()) and "interrupted" in err
     assert not list(out.rglob("*.tmp")) if out.exists() else True
+
+
+def test_a_question_id_given_twice_with_another_text_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """question.jsonl gives question 81 again with another text: which did the judge see? Refused, both lines
+    named; the same line given twice is one question (the audit goes on)."""
+    bench = tmp_path / "mt_bench"
+    subprocess.run(["cp", "-r", str(FASTCHAT), str(bench)], check=True)
+    questions = bench / "question.jsonl"
+    lines = questions.read_text(encoding="utf-8").splitlines()
+    first = next(number for number, line in enumerate(lines, start=1) if json.loads(line)["question_id"] == 81)
+    questions.write_text("\n".join([*lines, lines[first - 1]]) + "\n", encoding="utf-8")
+    code, _, err = audited(capsys, "fastchat", str(bench), "--out", str(tmp_path / "same"), "--no-run")
+    assert 0 == code, err
+
+    other = json.loads(lines[first - 1])
+    other["turns"] = ["Another question under the same id.", *other["turns"][1:]]
+    questions.write_text("\n".join([*lines, json.dumps(other)]) + "\n", encoding="utf-8")
+    code, _, err = audited(capsys, "fastchat", str(bench), "--out", str(tmp_path / "other"), "--no-run")
+    assert 2 == code and 1 == len(err.strip().splitlines()), err
+    assert f"{questions}:{len(lines) + 1}: field 'turns': question 81 is given again with another text" in err
+    assert f"first at {questions}:{first}" in err
+
+
+def test_a_pair_recorded_again_with_the_models_swapped_is_the_same_item_judged_twice(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A FastChat judgment line appended again with model_1 and model_2 exchanged (and the games' winners with
+    them) is the same question and the same two answers: named as judged twice, both lines, not a second item."""
+    bench = tmp_path / "mt_bench"
+    subprocess.run(["cp", "-r", str(FASTCHAT), str(bench)], check=True)
+    judgments = bench / "model_judgment" / "gpt-4_pair.jsonl"
+    lines = judgments.read_text(encoding="utf-8").splitlines()
+    record = json.loads(lines[0])
+    flip = {"model_1": "model_2", "model_2": "model_1"}
+    swapped = record | {
+        "model_1": record["model_2"],
+        "model_2": record["model_1"],
+        "g1_winner": flip.get(record["g1_winner"], record["g1_winner"]),
+        "g2_winner": flip.get(record["g2_winner"], record["g2_winner"]),
+    }
+    judgments.write_text("\n".join([*lines, json.dumps(swapped)]) + "\n", encoding="utf-8")
+
+    code, _, err = audited(capsys, "fastchat", str(bench), "--out", str(tmp_path / "out"), "--no-run")
+
+    assert 2 == code and 1 == len(err.strip().splitlines()), err
+    assert f"{judgments}:{len(lines) + 1}: judge 'gpt-4/pair-v2' judged" in err
+    assert f"first at {judgments}:1, as " in err and "with the two models the other way round" in err

@@ -31,7 +31,7 @@ StartServer = Callable[..., RunningServer]
         ("judge.temperature=inf", "judge.temperature=inf is not a number a run can use"),
         ("judge.top_p=-inf", "judge.top_p=-inf is not a number a run can use"),
         ("judge.requests_per_minute=1e-9", "judge.requests_per_minute=1e-09 must be at least 0.000694 (one a day)"),
-        ("bootstrap.resamples=10000000", "bootstrap.resamples=10000000 is above the bound of 100000"),
+        ("bootstrap.resamples=10000000", "bootstrap.resamples=10000000 must be from 0 to 100,000"),
     ],
 )
 def test_settings_no_run_can_use_are_refused_before_any_call(

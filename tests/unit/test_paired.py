@@ -4,6 +4,7 @@ enumerated over every resample of a tiny run, McNemar's test worked by hand, the
 from __future__ import annotations
 
 import itertools
+import json
 from fractions import Fraction
 
 import numpy as np
@@ -14,7 +15,8 @@ from judgebias.core.verdict import reconcile
 from judgebias.core.verdict_lines import LineProblem, result_of_line
 from judgebias.figures.formatting import p_text
 from judgebias.figures.metrics import measure
-from judgebias.figures.paired import mcnemar_p, moved_items, paired_differences, worse_beyond
+from judgebias.figures.paired import MOVE_KINDS, mcnemar_p, moved_kinds, paired_differences, worse_beyond
+from judgebias.figures.rows import Rows
 
 BASE_CALLS = [("A", "B"), ("A", "B"), ("A", "A"), ("B", "A"), ("A", "B"), ("tie", "tie")]
 CAND_CALLS = [("A", "B"), ("A", "A"), ("A", "A"), ("B", "B"), ("A", "B"), ("A", "tie")]
@@ -110,23 +112,25 @@ def test_the_gate_fails_only_an_interval_wholly_beyond_the_tolerance(
 
 
 def test_moved_items_are_named_by_kind() -> None:
-    """Lines as verdicts.jsonl has them: each change is named, unchanged items are left out."""
-    base = {
-        "x": {"verdict": "1", "consistent": True, "human": "1", "call1": "A", "call2": "B"},
-        "y": {"verdict": "tie", "consistent": False, "human": "2", "call1": "A", "call2": "A"},
-        "z": {"verdict": "2", "consistent": True, "human": "2", "call1": "B", "call2": "A"},
-    }
-    cand = {
-        "x": {"verdict": "2", "consistent": True, "human": "1", "call1": "B", "call2": "A"},
-        "y": {"verdict": "2", "consistent": True, "human": "2", "call1": "B", "call2": "A"},
-        "z": {"verdict": "2", "consistent": True, "human": "2", "call1": "B", "call2": "A"},
-    }
+    """Rows as verdicts.jsonl has them: each change is named, unchanged items are left out."""
+    base = [
+        ItemResult("x", "1", "A", "B", True, human="1"),
+        ItemResult("y", "tie", "A", "A", False, human="2"),
+        ItemResult("z", "2", "B", "A", True, human="2"),
+    ]
+    cand = [
+        ItemResult("x", "2", "B", "A", True, human="1"),
+        ItemResult("y", "2", "B", "A", True, human="2"),
+        ItemResult("z", "2", "B", "A", True, human="2"),
+    ]
 
-    moved = {item["id"]: item["kinds"] for item in moved_items(base, cand)}
+    kinds = moved_kinds(Rows(base), Rows(cand))
+    moved = {row.id: [kind for j, kind in enumerate(MOVE_KINDS) if kinds[i, j]] for i, row in enumerate(base)}
 
     assert {
         "x": ["verdict_flipped", "now_disagrees"],
         "y": ["became_consistent", "verdict_changed", "now_agrees"],
+        "z": [],
     } == moved
 
 
@@ -149,7 +153,7 @@ def test_a_p_value_too_small_for_a_float_prints_as_a_bound() -> None:
 )
 def test_a_verdict_line_that_judgebias_did_not_write_names_its_field(line: dict, field: str) -> None:  # type: ignore[type-arg]
     with pytest.raises(LineProblem) as problem:
-        result_of_line(line)
+        result_of_line(json.dumps(line))
     assert field == problem.value.field
 
 

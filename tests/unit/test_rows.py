@@ -7,6 +7,7 @@ import random
 import tracemalloc
 from collections import Counter
 
+import numpy as np
 import pytest
 
 from judgebias.core.record import CallResult, ItemResult
@@ -212,3 +213,24 @@ def test_rows_joined_from_parts_read_back_as_the_rows_put_in(cut: int) -> None:
         (kind.verdict, times) for kind, times in joined.counted()
     ]
     assert sum(times for _, times in joined.counted()) == len(given)
+
+
+def test_rows_taken_out_read_back_as_the_same_rows_appended_one_by_one() -> None:
+    """Rows.take (and keep, in place) of a shuffled subset holds, in that order, the rows that appending those rows
+    makes: every field read back equal, the kinds numbered by their first row, the ids whole (one outside UTF-8's
+    plain range among them)."""
+    given = _rows(600)
+    chosen = list(range(0, 600, 3))
+    random.Random(1).shuffle(chosen)
+    rows = Rows(given)
+    expected = Rows([given[i] for i in chosen])
+
+    taken = rows.take(np.array(chosen, dtype=np.int64))
+
+    assert [given[i] for i in chosen] == list(taken)
+    assert [kind.verdict for kind in expected.kinds] == [kind.verdict for kind in taken.kinds]
+    assert list(expected.codes()) == list(taken.codes())
+    assert expected.ids() == taken.ids()
+    assert list(expected.soft()) == pytest.approx(list(taken.soft()), nan_ok=True)
+    rows.keep(np.array(chosen, dtype=np.int64))
+    assert [given[i] for i in chosen] == list(rows)

@@ -9,16 +9,14 @@ from pathlib import Path
 
 from judgebias.audit.formats import FORMATS
 from judgebias.audit.formats.common import Options
-from judgebias.config.checks import MAX_RESAMPLES
-from judgebias.core.errors import UserError
-from judgebias.core.terminal import escape_controls
+from judgebias.core.bounds import RESAMPLES
 from judgebias.process import startup
-from judgebias.process.command import run_command
+from judgebias.process.command import CommandParser, bounded, run_command, say
 
 
 def parser() -> argparse.ArgumentParser:
     """The audit's command line."""
-    top = argparse.ArgumentParser(
+    top = CommandParser(
         prog="python -m judgebias.audit",
         description="Audit a judge run made with FastChat, Arena-Hard-Auto or AlpacaEval (see docs/audit.md).",
     )
@@ -28,7 +26,7 @@ def parser() -> argparse.ArgumentParser:
     top.add_argument("--human", type=Path, help="FastChat mt_bench_human_judgments votes (JSON or JSON lines)")
     top.add_argument("--baseline", help="Arena-Hard v0.1: the baseline model, when the records do not show it")
     top.add_argument("--no-run", action="store_true", help="convert only; replay later with the stored commands")
-    top.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples of every interval")
+    top.add_argument("--resamples", type=bounded(RESAMPLES), default=1000, help="bootstrap resamples of every interval")
     top.add_argument("--reuse-dir", action="store_true", help="write into an --out folder that holds other files")
     return top
 
@@ -37,8 +35,6 @@ def _audit_and_say(args: argparse.Namespace) -> None:
     """Audit the files the options name and print the comparison and where audit.json went."""
     from judgebias.audit.auditing import audit
 
-    if not 0 <= args.resamples <= MAX_RESAMPLES:
-        raise UserError(f"--resamples {args.resamples}: give 0 (no intervals) to {MAX_RESAMPLES:,}")
     report = audit(
         args.tool,
         args.paths,
@@ -51,8 +47,8 @@ def _audit_and_say(args: argparse.Namespace) -> None:
     )
     from judgebias.audit.report import format_audit
 
-    print(escape_controls(format_audit(report)), end="")
-    print(escape_controls(f"audit: {args.out / 'audit.json'}"))
+    say(format_audit(report), end="")
+    say(f"audit: {args.out / 'audit.json'}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

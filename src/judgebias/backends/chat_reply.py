@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from judgebias.core.record import Reply
+from judgebias.core.record import COUNT_RANGE, Reply
 
 LabelProbs = Callable[[Any], dict[str, float] | None]  # a choice's `logprobs` -> label probabilities
 
@@ -48,8 +48,8 @@ def _reply(body: Mapping[str, Any], label_probs: LabelProbs) -> Reply:
     assert isinstance(usage, Mapping)
     empty = Reply(
         None,
-        prompt_tokens=_count(usage.get("prompt_tokens")),
-        completion_tokens=_count(usage.get("completion_tokens")),
+        prompt_tokens=usage_count(usage.get("prompt_tokens")),
+        completion_tokens=usage_count(usage.get("completion_tokens")),
         model=_text_or_none(body.get("model")),
         system_fingerprint=_text_or_none(body.get("system_fingerprint")),
         provider=_text_or_none(body.get("provider")),
@@ -122,8 +122,8 @@ def _with_origin(reply: Reply, headers: Mapping[str, str] | None) -> Reply:
     deployment = bounded(headers.get(DEPLOYMENT_HEADER) or None)
     deployment_id = bounded(headers.get(DEPLOYMENT_ID_HEADER) or None)
     api_base = bounded(headers.get(API_BASE_HEADER) or None)
-    fallbacks = _count(headers.get(FALLBACKS_HEADER))
-    retries = _count(headers.get(RETRIES_HEADER))
+    fallbacks = usage_count(headers.get(FALLBACKS_HEADER))
+    retries = usage_count(headers.get(RETRIES_HEADER))
     if not (deployment or deployment_id or api_base or fallbacks or retries):
         return reply
     return _replace(
@@ -142,19 +142,21 @@ def _replace(reply: Reply, **changes: Any) -> Reply:
     return dataclasses.replace(reply, **changes)
 
 
-def _count(value: object) -> int:
-    """A non-negative count from a body or header value; anything unreadable is 0."""
+def usage_count(value: object) -> int:
+    """A count from a body or header value (usage tokens, a gateway's retries), read the same way on every path
+    (chat, completions, batch output): anything unreadable is 0, a negative one 0, one beyond what a stored reply
+    may hold (COUNT_RANGE) that bound, so a server's odd usage can neither make a cost negative nor break the cache."""
     try:
         number = int(float(str(value).strip())) if value is not None and not isinstance(value, bool) else 0
     except (ValueError, OverflowError):
         return 0
-    return max(0, number)
+    return min(max(COUNT_RANGE[0], number), COUNT_RANGE[1])
 
 
 def _reasoning_tokens(usage: Mapping[str, Any]) -> int:
     """usage.completion_tokens_details.reasoning_tokens: the hidden tokens a reasoning model spent (0: none said)."""
     details = usage.get("completion_tokens_details")
-    return _count(details.get("reasoning_tokens")) if isinstance(details, Mapping) else 0
+    return usage_count(details.get("reasoning_tokens")) if isinstance(details, Mapping) else 0
 
 
 MAX_NAME = 200  # characters kept of a name a server reports (model, deployment, fingerprint): a name, not a payload

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from judgebias.backends.chat_reply import usage_count
 from judgebias.config.schema import JudgeConfig
 from judgebias.core.completion import first_token_probs
 from judgebias.core.record import Reply
@@ -59,11 +60,11 @@ def completion_reply(body: Mapping[str, Any], labels: tuple[str, str, str]) -> R
     logprobs = choice.get("logprobs")
     tops = logprobs.get("top_logprobs") if isinstance(logprobs, Mapping) else None
     first = tops[0] if isinstance(tops, list) and tops and isinstance(tops[0], Mapping) else None
-    usage = body.get("usage") or {}
+    usage: Mapping[str, Any] = body["usage"] if isinstance(body.get("usage"), Mapping) else {}
     return Reply(
         text=choice.get("text"),
-        prompt_tokens=int(usage.get("prompt_tokens") or 0),
-        completion_tokens=int(usage.get("completion_tokens") or 0),
+        prompt_tokens=usage_count(usage.get("prompt_tokens")),
+        completion_tokens=usage_count(usage.get("completion_tokens")),
         model=body.get("model"),
         finish_reason=choice.get("finish_reason"),
         probs=first_token_probs(first, labels),

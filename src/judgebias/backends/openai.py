@@ -51,7 +51,7 @@ from judgebias.core.redaction import (
     public_endpoint,
     redact_tree,
     replace_secrets,
-    url_password,
+    url_secrets,
 )
 from judgebias.core.terminal import escape_controls
 from judgebias.core.tokens import estimate_prompt_tokens
@@ -107,7 +107,7 @@ class OpenAIJudge(Backend):
         names = {config.api_key_env, *config.extra_headers.values(), *DEFAULT_KEY_ENVS} - {None, ""}
         # The credentials this judge sends, taken out of every reply before it is read, cached or written: a server
         # may echo the request's headers (Authorization, extra headers) or the URL in a 200 reply.
-        self.redact = Redactor(frozenset(str(n) for n in names), frozenset({url_password(config.base_url or "") or ""}))
+        self.redact = Redactor(frozenset(str(n) for n in names), frozenset(url_secrets(config.base_url or "")))
         self.pacer = Pacer(config.requests_per_minute, config.tokens_per_minute)
         self.retries = 0  # retries made so far, for the progress line
         self.timeouts = 0  # requests retried after a client-side timeout (the server may have billed them)

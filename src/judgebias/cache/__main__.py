@@ -21,7 +21,7 @@ from judgebias.cache.disk import ReplyCache
 from judgebias.config.schema import CacheMode
 from judgebias.core.errors import UserError
 from judgebias.process import startup
-from judgebias.process.command import exit_as_command, run_command
+from judgebias.process.command import CommandParser, exit_as_command, run_command, say
 
 
 def default_cache_dir() -> str:
@@ -31,9 +31,7 @@ def default_cache_dir() -> str:
 
 def parser() -> argparse.ArgumentParser:
     """The command line of the cache tools."""
-    top = argparse.ArgumentParser(
-        prog="python -m judgebias.cache", description="Export, import and count cached judge replies."
-    )
+    top = CommandParser(prog="python -m judgebias.cache", description="Export, import and count cached judge replies.")
     commands = top.add_subparsers(dest="command", required=True)
 
     def store_options(command: argparse.ArgumentParser) -> None:
@@ -64,10 +62,10 @@ def _verify(cache_dir: str) -> None:
         found = store.verify()
     finally:
         store.close()
-    print(f"{cache_dir}: {found['readable']} readable replies, {found['unreadable']} unreadable")
+    say(f"{cache_dir}: {found['readable']} readable replies, {found['unreadable']} unreadable")
     if not found["ok"]:
         for problem in found["problems"]:
-            print(f"  {problem}")
+            say(f"  {problem}")
         raise UserError(
             f"the cache at {cache_dir!r} is damaged: export what is readable (python -m judgebias.cache export "
             f"FILE --cache-dir {cache_dir!r}), move cache.db aside, and import the bundle into a new cache"
@@ -84,16 +82,16 @@ def _run(args: argparse.Namespace) -> None:
     try:
         if args.command == "export":
             manifest = export_bundle(store, args.file, run)
-            print(f"wrote {manifest['entries']} replies from {store.describe()} to {args.file}")
+            say(f"wrote {manifest['entries']} replies from {store.describe()} to {args.file}")
         elif args.command == "import":
             manifest, added, present = import_bundle(store, args.file)
-            print(
+            say(
                 f"checked {manifest['entries']} replies in {args.file}: {added} added to {store.describe()}, "
                 f"{present} already there"
             )
         else:
             stats = store.stats()
-            print(f"{store.describe()}: {stats['entries']} replies, {stats['bytes']} bytes")
+            say(f"{store.describe()}: {stats['entries']} replies, {stats['bytes']} bytes")
     finally:
         store.close()
 

@@ -17,6 +17,7 @@ whole file against the manifest) before writing anything.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import json
@@ -32,7 +33,8 @@ from typing import Any, Protocol
 from judgebias.cache.disk import call_key
 from judgebias.core.errors import UserError
 from judgebias.core.record import reply_problem
-from judgebias.core.redaction import public_endpoint
+from judgebias.core.redaction import credential_env_values, public_endpoint, url_secrets
+from judgebias.io.files import unwritable
 from judgebias.io.run_dir import CACHE_KEYS, RunDir
 from judgebias.io.versions import installed_versions
 
@@ -94,13 +96,23 @@ class KeyLog:
 
     def add(self, judge: str, key: str) -> None:
         """Record one call's key (of a paid judge)."""
-        if self._file is None:
-            self.run.make()
-            self._file = self.partial.open("w", encoding="utf-8")
-        self._file.write(f"{self.index[judge]} {key}\n")
+        try:
+            if self._file is None:
+                self.run.make()
+                self._file = self.partial.open("w", encoding="utf-8")
+            self._file.write(f"{self.index[judge]} {key}\n")
+        except OSError as error:
+            raise unwritable(self.partial, error, "every reply received so far is in the cache") from None
 
     def finish(self, judges: Mapping[str, Mapping[str, Any]]) -> None:
         """Write cache_keys.json from the recorded keys (run_record's layout), then drop the partial file."""
+        try:
+            self._finish(judges)
+        except OSError as error:
+            self.abandon()
+            raise unwritable(self.run.cache_keys, error, "every reply received is in the cache") from None
+
+    def _finish(self, judges: Mapping[str, Mapping[str, Any]]) -> None:
         if self._file is None:
             return
         self._file.close()
@@ -127,9 +139,11 @@ class KeyLog:
     def abandon(self) -> None:
         """The run stopped before finishing: close and remove the partial file (nothing if already finished)."""
         if self._file is not None:
-            self._file.close()
+            with contextlib.suppress(OSError):  # a full disk refuses the buffered rest: the file goes anyway
+                self._file.close()
             self._file = None
             self.partial.unlink(missing_ok=True)
+            self.run.cache_keys_temporary.unlink(missing_ok=True)
 
 
 def read_run_keys(run_dir: Path) -> RunKeys:
@@ -185,6 +199,7 @@ def export_bundle(store: Store, path: Path, run: RunKeys | None = None) -> dict[
             "a run made since (--run), or rerun with cache.mode=refresh to store them again"
         )
     lines = [_entry_line(key, value) for key, value in entries]
+    _refuse_credentials(entries, lines, run)
     digest = hashlib.sha256()
     for line in lines:
         digest.update(line + b"\n")
@@ -210,6 +225,53 @@ def export_bundle(store: Store, path: Path, run: RunKeys | None = None) -> dict[
     except OSError as error:
         raise UserError(f"{path}: cannot write the bundle ({error.strerror or error})") from None
     return manifest
+
+
+# The request fields that hold the data's text (questions, answers): a URL in them is the data's, not an endpoint's.
+DATA_FIELDS = frozenset({"messages", "prompt"})
+
+
+def _refuse_credentials(entries: list[tuple[str, dict[str, Any]]], lines: list[bytes], run: RunKeys | None) -> None:
+    """A bundle is the file people publish: checked whole before a byte is written. Refused, in one line naming the
+    entry and field, when an endpoint (in a request or the manifest) carries a part shaped like a credential, or
+    when any entry holds the value of an environment variable that holds a credential here."""
+    for judge in run.judges if run is not None else []:
+        if url_secrets(str(judge.get("endpoint") or "")):
+            raise UserError(_credential_refusal(f"the manifest's judge {judge.get('name')!r}", "endpoint"))
+    known = [secret.encode("utf-8", "surrogatepass") for secret in credential_env_values()]
+    escaped = [
+        json.dumps(secret.decode("utf-8", "surrogatepass"), ensure_ascii=False)[1:-1].encode() for secret in known
+    ]
+    for (key, value), line in zip(entries, lines, strict=True):
+        request = value["request"]
+        for name, field_value in request.items():
+            if name not in DATA_FIELDS and any(url_secrets(text) for text in _texts(field_value)):
+                raise UserError(_credential_refusal(f"entry {key}", f"request.{name}"))
+        if any(secret in line for secret in (*known, *escaped)):
+            raise UserError(
+                f"entry {key} holds the value of an environment variable that holds a credential here (it is not "
+                "shown): no bundle was written; rerun with cache.mode=refresh so the run redacts it, or unset the "
+                "variable if it is no secret"
+            )
+
+
+def _credential_refusal(where: str, field: str) -> str:
+    return (
+        f"{where}: field {field!r} names an endpoint with a part shaped like a credential (not shown), stored by an "
+        "earlier judgebias before such parts were redacted: no bundle was written; rerun the run (its keys now hold "
+        "a hash of that part, never the part) and export again"
+    )
+
+
+def _texts(value: Any) -> list[str]:
+    """Every string in a JSON value."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [text for inner in value.values() for text in _texts(inner)]
+    if isinstance(value, list):
+        return [text for inner in value for text in _texts(inner)]
+    return []
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,6 @@ from judgebias.core.errors import (
     EXIT_BATCH_PENDING,
     EXIT_USER_ERROR,
     BatchPending,
-    CacheFull,
     Stopped,
     UserError,
 )
@@ -49,7 +48,7 @@ class Ending:
 def ending_of_error(error: BaseException, *, multirun: bool) -> Ending | None:
     """The ending of a job that raised `error`; None: not a run's own ending, raise it (a bug, outside a sweep)."""
     if isinstance(error, UserError):
-        written = isinstance(error, CacheFull) and error.run_written  # its summary counts every paid reply
+        written = error.run_written  # its summary was written (a full cache: it counts every paid reply)
         return Ending(EXIT_USER_ERROR, f"judgebias: error: {error}", None if written else str(error))
     if isinstance(error, Stopped):
         message = f"judgebias: {STOPPED}: every reply received so far is in the cache; rerun to resume"

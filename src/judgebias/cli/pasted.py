@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from judgebias.cli.rundir import unquoted
 from judgebias.config.checks import is_variable_name
-from judgebias.core.redaction import looks_like_secret, url_password, url_query_secrets
+from judgebias.core.redaction import looks_like_secret, url_password, url_query_secrets, url_secrets
 
 NAME_KEYS = ("api_key_env", "url_env")  # settings that take the name of an environment variable
 
@@ -43,6 +43,12 @@ def pasted_secret_error(argv: list[str]) -> str | None:
         elif leaf == "base_url" and any(url_query_secrets(choice) or looks_keyed(choice) for choice in choices):
             return (
                 f"{key} holds a key in its query string (e.g. ?key=...; it is not shown): put the URL in an "
+                f"environment variable and pass {key}='${{oc.env:MY_JUDGE_URL}}', so it is never printed or saved "
+                "(or send the key as a header: judge.extra_headers)"
+            )
+        elif leaf == "base_url" and any(set(url_secrets(choice)) - {url_password(choice)} for choice in choices):
+            return (
+                f"{key} holds a key in its path (a part shaped like a credential; it is not shown): put the URL in an "
                 f"environment variable and pass {key}='${{oc.env:MY_JUDGE_URL}}', so it is never printed or saved "
                 "(or send the key as a header: judge.extra_headers)"
             )

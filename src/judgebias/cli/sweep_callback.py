@@ -12,6 +12,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from judgebias.aggregate import aggregate, exit_code, failed, pending, terminal_width, text_table
 from judgebias.core.errors import EXIT_BATCH_PENDING
+from judgebias.process.command import say
 
 
 class AggregateCallback(Callback):
@@ -26,8 +27,8 @@ class AggregateCallback(Callback):
         rows = aggregate([sweep_dir], report=report)
         if not rows:
             return
-        print(f"\nsweep summary ({sweep_dir}/sweep_summary.md):")
-        print(text_table(rows, terminal_width()))
+        say(f"\nsweep summary ({sweep_dir}/sweep_summary.md):")
+        say(text_table(rows, terminal_width()))
         code = exit_code(rows)
         if code == 1:
             print(f"judgebias: {len(failed(rows))} of {len(rows)} jobs did not finish cleanly", file=sys.stderr)

@@ -25,6 +25,7 @@ from judgebias.config.schema import (
     TokenBudgetParam,
     judges_of,
 )
+from judgebias.core.bounds import RESAMPLES, SEED
 from judgebias.core.errors import SecretInConfig, UserError
 from judgebias.core.models import is_reasoning_model as is_reasoning_name
 from judgebias.core.prompt import unknown_placeholders
@@ -33,7 +34,6 @@ from judgebias.core.redaction import looks_like_secret
 
 REASKABLE = (*DETERMINISTIC_OUTCOMES, "foreign")  # cache.reask values: cached outcomes, and foreign replies
 ENV_VAR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-MAX_RESAMPLES = 100_000  # bootstrap.resamples above this take minutes to hours and change no reported digit
 MIN_QUOTA_PER_MINUTE = 1 / 1440  # a client-side quota must let at least one request (or token) through a day
 
 
@@ -63,12 +63,12 @@ def check_settings(config: Config) -> None:
         raise UserError(f"{odd[0]}={odd[1]} is not a number a run can use: give a finite value")
     if config.max_concurrency < 1:
         raise UserError(f"max_concurrency={config.max_concurrency} must be at least 1 (default 16)")
-    if not 0 <= config.bootstrap.seed < 2**63:
-        raise UserError(
-            f"bootstrap.seed={config.bootstrap.seed} must be a whole number from 0 to 2**63 - 1 (default 0)"
-        )
-    if config.bootstrap.resamples < 0:
-        raise UserError(f"bootstrap.resamples={config.bootstrap.resamples} must be 0 (no intervals) or more")
+    for name, value, bound in (
+        ("bootstrap.seed", config.bootstrap.seed, SEED),
+        ("bootstrap.resamples", config.bootstrap.resamples, RESAMPLES),
+    ):
+        if bound.problem(value):
+            raise UserError(f"{name}={value} must be from {bound.low} to {bound.high:,}: {bound.hint.strip('()')}")
     if config.max_cost_usd is not None and not config.max_cost_usd > 0:
         raise UserError(f"max_cost_usd={config.max_cost_usd} must be more than 0 (or null for no cap)")
     if config.max_tokens_total is not None and config.max_tokens_total < 1:
@@ -76,12 +76,6 @@ def check_settings(config: Config) -> None:
     if config.max_cost_usd is not None or config.max_tokens_total is not None:
         for judge in judges_of(config).values():
             check_cap(judge, config.max_cost_usd, config.max_tokens_total)
-    if config.bootstrap.resamples > MAX_RESAMPLES:
-        raise UserError(
-            f"bootstrap.resamples={config.bootstrap.resamples} is above the bound of {MAX_RESAMPLES}: beyond it the "
-            "intervals change in no reported digit while the bootstrap takes minutes to hours (1000, the default, "
-            "or 10000 for a paper)"
-        )
     if config.progress not in set(ProgressMode):
         raise UserError(f"progress={config.progress!r}: use auto, on or off")
     for template in (config.rubric.system, config.rubric.user):

@@ -48,6 +48,8 @@ class Failure:
 class UserError(Exception):
     """A mistake in the input, the config or the environment; the message says what and how to fix it."""
 
+    run_written = False  # set when the run's summary.json was written before it (no failure record replaces it)
+
 
 class SecretInConfig(UserError):
     """A config value that looks like a credential (a key typed where its env var's name belongs)."""
@@ -65,6 +67,11 @@ class BatchPending(Exception):
     """The run's missing calls are out as a batch (submitted, or exported to a file) and not collected yet."""
 
 
+class RunFilesUnwritable(UserError):
+    """A file of the run folder could not be written (a full disk, a read-only folder): the run stops in one line,
+    its verdicts kept as whole lines in verdicts.jsonl.part and every paid reply in the cache."""
+
+
 class FatalJudgeError(UserError):
     """A permanent error from the judge endpoint (bad key, unknown model, quota): retrying cannot help."""
 
@@ -79,7 +86,6 @@ class CacheFull(UserError):
     def __init__(self, message: str, *, kept: bool = True) -> None:
         super().__init__(message)
         self.kept = kept
-        self.run_written = False
 
 
 class CacheUnavailable(UserError):

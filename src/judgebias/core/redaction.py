@@ -7,6 +7,7 @@ never share what they redact.
 from __future__ import annotations
 
 import functools
+import hashlib
 import logging
 import math
 import os
@@ -15,7 +16,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
 REDACTED = "[redacted]"
 MIN_SECRET = 8  # shorter values are not redacted by value: too many false hits in ordinary text
@@ -58,16 +59,62 @@ def looks_like_secret(value: str) -> bool:
 
 
 def public_endpoint(url: str | None) -> str | None:
-    """An endpoint URL without any user:password part or credential in its query: what files, messages and cache
-    keys may show."""
+    """An endpoint URL without any credential: what files, messages and cache keys may show. Its user:password part
+    goes, a credential-named query value becomes [redacted] (so such keys stay what they were), and any other part
+    shaped like a key (a path segment, a query value, the fragment) becomes [redacted-<8 hex of its sha256>]: two
+    gateways reached through different keys keep different cache keys, and neither key is written anywhere."""
     if not url:
         return url
     for secret in url_query_secrets(url):
         url = url.replace(secret, REDACTED)
-    parts = urlsplit(url)
+    for secret in sorted(_shaped_url_parts(url), key=len, reverse=True):
+        url = url.replace(secret, hashed_marker(secret))
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
     if "@" not in parts.netloc:
         return url
     return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+
+
+def hashed_marker(secret: str) -> str:
+    """What stands for a secret where two secrets must stay told apart (a cache key): a short hash, never the text."""
+    return f"[redacted-{hashlib.sha256(secret.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}]"
+
+
+def url_secrets(value: str) -> list[str]:
+    """Every credential a URL carries, as written and percent-decoded: its user:password, a credential-named query
+    value (key=, token=, sig=, ...), and any path segment, query value, fragment part or user name shaped like a
+    key. Empty for text that is not a URL."""
+    found = [secret for secret in (url_password(value), *url_query_secrets(value)) if secret]
+    for written in _shaped_url_parts(value):
+        found += [written, *(piece for piece in _URL_PIECE.split(unquote(written)) if looks_like_secret(piece))]
+    return list(dict.fromkeys(found))
+
+
+_URL_PIECE = re.compile(r"[/?&=;,:#+]")  # what separates the pieces of a path, query or fragment
+
+
+def _shaped_url_parts(value: str) -> list[str]:
+    """The parts of a URL (as written) that hold something shaped like a key, once percent-decoded: path segments,
+    query values, fragment parts, a user name."""
+    if "://" not in value:
+        return []
+    try:
+        parts = urlsplit(value)
+        username = parts.username
+    except ValueError:
+        return []
+    pieces = [username or "", *_URL_PIECE.split(parts.path), *_URL_PIECE.split(parts.query)]
+    pieces += _URL_PIECE.split(parts.fragment)
+    return [piece for piece in dict.fromkeys(pieces) if piece and _holds_secret(piece)]
+
+
+def _holds_secret(piece: str) -> bool:
+    """Whether a URL piece, percent-decoded, is or holds (between separators) a key-shaped string."""
+    decoded = unquote(piece)
+    return looks_like_secret(decoded) or any(looks_like_secret(part) for part in _URL_PIECE.split(decoded))
 
 
 def url_password(value: str) -> str | None:
@@ -128,8 +175,22 @@ def url_query_secrets(value: str) -> list[str]:
     return [v for k, v in parse_qsl(query, keep_blank_values=False) if k.lower() in QUERY_SECRET_NAMES and v]
 
 
+CREDENTIAL_NAMES = re.compile(r"(?i)key|token|secret|passw|auth|credential")  # env vars that hold credentials
+
+
+def credential_env_values() -> list[str]:
+    """The values of every environment variable whose name says it holds a credential (OPENAI_API_KEY, HF_TOKEN,
+    MY_GATEWAY_SECRET, ...), long enough to be one: what a file meant for publishing is checked against."""
+    return [
+        value
+        for name, value in os.environ.items()
+        if CREDENTIAL_NAMES.search(name) and len(value) >= MIN_SECRET and not value.isdigit()
+    ]
+
+
 def config_secrets(config: Any) -> set[str]:
-    """Secrets written into a plain config itself rather than named: the passwords of its URLs (a base_url)."""
+    """Secrets written into a plain config itself rather than named: every credential its URLs carry (a base_url's
+    password, a key in its query or path)."""
     found: set[str] = set()
     if isinstance(config, dict):
         for value in config.values():
@@ -138,10 +199,7 @@ def config_secrets(config: Any) -> set[str]:
         for value in config:
             found |= config_secrets(value)
     elif isinstance(config, str):
-        password = url_password(config)
-        if password:
-            found.add(password)
-        found.update(url_query_secrets(config))
+        found.update(url_secrets(config))
     return found
 
 
@@ -180,7 +238,7 @@ class Redactor:
         found = list(self.values)
         for name in self.env_names:
             value = os.environ.get(name, "")
-            found += [value, url_password(value) or "", *url_query_secrets(value)]
+            found += [value, *url_secrets(value)]
         return found
 
     def known(self, text: str) -> str:
@@ -188,11 +246,19 @@ class Redactor:
         return replace_secrets(text, self.secrets())
 
     def __call__(self, text: str) -> str:
-        """`text` without credentials: the known values, and anything shaped like a key or token."""
+        """`text` without credentials: the known values, anything shaped like a key or token, and the key-shaped
+        parts of any URL in it."""
         text = self.known(text)
+        if "://" in text:
+            for url in _URL_IN_TEXT.findall(text):
+                for secret in _shaped_url_parts(url):
+                    text = text.replace(secret, REDACTED)
         for pattern, replacement in SECRET_PATTERNS:
             text = pattern.sub(replacement, text)
         return text
+
+
+_URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>]+")
 
 
 class RedactingFilter(logging.Filter):

@@ -13,8 +13,9 @@ import math
 import types
 import typing
 from collections.abc import Mapping
-from typing import Any, Literal, TypedDict, TypeGuard
+from typing import Annotated, Any, Literal, TypedDict, TypeGuard
 
+from judgebias.core.bounds import INTEGER, RESAMPLES, SEED, Bound, shown
 from judgebias.core.verdict import Status
 
 
@@ -217,8 +218,8 @@ class Intervals(TypedDict, total=False):
 
     ci: dict[str, list[float] | None]  # figure name -> its bootstrap interval [low, high]; null: none could be drawn
     ci_degenerate: dict[str, str]  # figure name -> why its interval has zero width (the data cannot vary it)
-    bootstrap_resamples: int
-    bootstrap_seed: int
+    bootstrap_resamples: Annotated[int, RESAMPLES]
+    bootstrap_seed: Annotated[int, SEED]
     bootstrap_cluster: str | None  # the item field the intervals resampled by (bootstrap.cluster); null = by item
     bootstrap_clusters: int | None  # how many clusters that field formed; null = by item
 
@@ -399,8 +400,8 @@ def undeclared_fields(value: dict[str, Any]) -> list[str]:
 
 @functools.cache
 def _hints(typed: type) -> dict[str, Any]:
-    """A TypedDict's fields and their annotations, resolved once."""
-    return typing.get_type_hints(typed)
+    """A TypedDict's fields and their annotations (with their bounds), resolved once."""
+    return typing.get_type_hints(typed, include_extras=True)
 
 
 def figure_value(figures: Mapping[str, object], name: str) -> float | None:
@@ -418,6 +419,11 @@ def _shape_problem(value: Any, hint: Any) -> str | None:
     origin = typing.get_origin(hint)
     if hint is Any:
         return None
+    if origin is Annotated:  # a number with its own bounds (core.bounds): a seed, a resample count
+        inner, *extras = typing.get_args(hint)
+        problem = _shape_problem(value, inner)
+        bounds = [extra for extra in extras if isinstance(extra, Bound)]
+        return problem or next((f"is out of bounds: {p}" for bound in bounds if (p := bound.problem(value))), None)
     if origin in (typing.Union, types.UnionType):
         problems = [_shape_problem(value, option) for option in typing.get_args(hint)]
         return None if None in problems else next(p for p in problems if p)
@@ -449,7 +455,9 @@ def _shape_problem(value: Any, hint: Any) -> str | None:
     if hint is bool:
         return None if isinstance(value, bool) else f"is {_shown(value)}, not true or false"
     if hint is int:
-        return None if isinstance(value, int) and not isinstance(value, bool) else f"is {_shown(value)}, not an integer"
+        if not isinstance(value, int) or isinstance(value, bool):
+            return f"is {_shown(value)}, not an integer"
+        return None if (problem := INTEGER.problem(value)) is None else f"is out of bounds: {problem}"  # 64 bits
     if hint is float:
         number = isinstance(value, int | float) and not isinstance(value, bool)
         return None if number and math.isfinite(value) else f"is {_shown(value)}, not a finite number"
@@ -457,6 +465,5 @@ def _shape_problem(value: Any, hint: Any) -> str | None:
 
 
 def _shown(value: Any) -> str:
-    """A JSON value as an error shows it: short."""
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
+    """A JSON value as an error shows it: short (an integer of any length too)."""
+    return shown(value)

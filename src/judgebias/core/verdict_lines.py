@@ -1,109 +1,148 @@
-"""verdicts.jsonl read back: one line as the ItemResult it was written from, for figures computed after the run
-(a paired comparison of two runs). Pure: the caller reads the file and names the line of a problem."""
+"""verdicts.jsonl read back: what a line holds of its item's row, declared once as a typed record, decoded and
+checked in one step (msgspec), for figures computed after the run (a paired comparison of two runs).
+
+Only the fields a row is made of are declared: the calls' texts (`raw1`, `raw2`, ...) are skipped unread, so a line
+of a 16 MB reply costs what a line of a short one does. A field of the wrong type, a label outside its vocabulary,
+a length beyond what a row can hold: a LineProblem naming the field. Pure: the caller reads the file and names the
+line of a problem.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, cast
+from typing import Annotated, Any, Literal
 
-from judgebias.core.record import ItemResult
-from judgebias.core.style import FEATURES, Style
-from judgebias.core.verdict import POSITIONAL_LABELS, Outcome, Positional
+import msgspec
 
-OUTCOMES = ("1", "2", "tie", "error")
-HUMAN_LABELS = ("1", "2", "tie")
+from judgebias.core.bounds import LENGTH
+from judgebias.core.record import ItemResult, new_item_result
+from judgebias.core.style import Style
+from judgebias.core.verdict import Outcome, Positional
+
+Length = Annotated[int, msgspec.Meta(ge=LENGTH.low, le=LENGTH.high)]
+HumanLabel = Literal["1", "2", "tie"]
+NO_CLUSTER: Any = msgspec.UNSET  # a line without "cluster"
+
+
+class StyleCounts(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """An answer's markdown feature counts (`style_a`, `style_b`): every feature, nothing else."""
+
+    headers: Length
+    list_items: Length
+    bold: Length
+    italic: Length
+    code_blocks: Length
+    tables: Length
+
+    def style(self) -> Style:
+        """The same counts as the Style the run recorded."""
+        return Style(self.headers, self.list_items, self.bold, self.italic, self.code_blocks, self.tables)
+
+
+class LineRecord(msgspec.Struct, kw_only=True):
+    """The row-making fields of one verdicts.jsonl line (every other field is skipped)."""
+
+    id: Annotated[str, msgspec.Meta(min_length=1)]
+    verdict: Outcome
+    call1: Positional
+    call2: Positional | None = None
+    consistent: bool | None = None
+    human: HumanLabel | None = None
+    human_votes: tuple[str, ...] = ()
+    human_voters: tuple[str, ...] = ()
+    model_a: str | None = None
+    model_b: str | None = None
+    chars_a: Length = 0
+    chars_b: Length = 0
+    words_a: Length = 0
+    words_b: Length = 0
+    tokens_a: Length | None = None
+    tokens_b: Length | None = None
+    soft: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] | None = None
+    style_a: StyleCounts | None = None
+    style_b: StyleCounts | None = None
+    cluster: Any = NO_CLUSTER  # the item's value of the run's cluster field, when its intervals resampled clusters
 
 
 class LineProblem(ValueError):
     """A verdict line that is not what judgebias writes: the field and why."""
 
     def __init__(self, field: str, reason: str) -> None:
-        super().__init__(f"field {field!r}: {reason}")
+        super().__init__(f"field {field!r}: {reason}" if field else reason)
         self.field = field
 
 
-def result_of_line(line: Mapping[str, Any]) -> ItemResult:
-    """The item's row as the run decided it (its calls' texts stay in the line: `raw1`, `raw2`)."""
-    call2 = line.get("call2")
-    return ItemResult(
-        id=_text(line, "id"),
-        verdict=cast(Outcome, _choice(line, "verdict", OUTCOMES)),
-        call1=cast(Positional, _choice(line, "call1", POSITIONAL_LABELS)),
-        call2=None if call2 is None else cast(Positional, _choice(line, "call2", POSITIONAL_LABELS)),
-        consistent=_optional_bool(line, "consistent"),
-        human=None if line.get("human") is None else _choice(line, "human", HUMAN_LABELS),
-        human_votes=tuple(_strings(line, "human_votes")),
-        human_voters=tuple(_strings(line, "human_voters")),
-        model_a=_optional_text(line, "model_a"),
-        model_b=_optional_text(line, "model_b"),
-        chars_a=_count(line, "chars_a"),
-        chars_b=_count(line, "chars_b"),
-        words_a=_count(line, "words_a"),
-        words_b=_count(line, "words_b"),
-        tokens_a=_count(line, "tokens_a") if "tokens_a" in line else None,
-        tokens_b=_count(line, "tokens_b") if "tokens_b" in line else None,
-        soft=_optional_number(line, "soft"),
-        style_a=_style(line, "style_a"),
-        style_b=_style(line, "style_b"),
+_DECODER = msgspec.json.Decoder(LineRecord)
+
+
+def record_of_line(text: bytes | str) -> LineRecord:
+    """One line's record, or a LineProblem naming the field (or saying the line is not a JSON object)."""
+    try:
+        return _DECODER.decode(text)
+    except msgspec.ValidationError as error:
+        message = str(error)
+        reason, at, path = message.partition(" - at `$.")
+        if at:
+            return _raise(path.rstrip("`").split(".")[0].split("[")[0], _reworded(reason))
+        if message.startswith("Object missing required field `"):
+            return _raise(message.split("`")[1], "missing")
+        return _raise("", "not a verdict line (a JSON object)" if "Expected `object`" in message else message)
+    except msgspec.DecodeError as error:
+        return _raise("", f"not valid JSON ({error})")
+
+
+def _raise(field: str, reason: str) -> LineRecord:
+    raise LineProblem(field, reason)
+
+
+def _reworded(reason: str) -> str:
+    """msgspec's reason in the words of judgebias's other errors."""
+    if reason.startswith("Invalid enum value "):
+        return f"{reason.removeprefix('Invalid enum value ')} is not one of the values judgebias writes"
+    return reason[0].lower() + reason[1:]
+
+
+# The Style of each recorded count seen (rows share a few): one object each, as the run itself keeps them.
+_STYLES: dict[StyleCounts, Style] = {}
+_STYLES_KEPT = 4096
+
+
+def _style(counts: StyleCounts | None) -> Style | None:
+    if counts is None:
+        return None
+    style = _STYLES.get(counts)
+    if style is None:
+        style = counts.style()
+        if len(_STYLES) < _STYLES_KEPT:
+            _STYLES[counts] = style
+    return style
+
+
+def result_of_record(record: LineRecord) -> ItemResult:
+    """The item's row as the run decided it (its calls' texts stay in the line)."""
+    return new_item_result(
+        id=record.id,
+        verdict=record.verdict,
+        call1=record.call1,
+        call2=record.call2,
+        consistent=record.consistent,
+        human=record.human,
+        human_votes=record.human_votes,
+        human_voters=record.human_voters,
+        model_a=record.model_a,
+        model_b=record.model_b,
+        chars_a=record.chars_a,
+        chars_b=record.chars_b,
+        words_a=record.words_a,
+        words_b=record.words_b,
+        tokens_a=record.tokens_a,
+        tokens_b=record.tokens_b,
+        soft=record.soft,
+        style_a=_style(record.style_a),
+        style_b=_style(record.style_b),
+        calls=(),
     )
 
 
-def _text(line: Mapping[str, Any], name: str) -> str:
-    value = line.get(name)
-    if not isinstance(value, str) or not value:
-        raise LineProblem(name, f"needs a non-empty string, got {value!r}")
-    return value
-
-
-def _optional_text(line: Mapping[str, Any], name: str) -> str | None:
-    value = line.get(name)
-    if value is not None and not isinstance(value, str):
-        raise LineProblem(name, f"needs a string or null, got {value!r}")
-    return value
-
-
-def _choice(line: Mapping[str, Any], name: str, allowed: tuple[str, ...]) -> str:
-    value = line.get(name)
-    if value not in allowed:
-        raise LineProblem(name, f"needs one of {', '.join(allowed)}, got {value!r}")
-    return cast(str, value)
-
-
-def _optional_bool(line: Mapping[str, Any], name: str) -> bool | None:
-    value = line.get(name)
-    if value is not None and not isinstance(value, bool):
-        raise LineProblem(name, f"needs true, false or null, got {value!r}")
-    return value
-
-
-def _count(line: Mapping[str, Any], name: str) -> int:
-    value = line.get(name, 0)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise LineProblem(name, f"needs a count (0 or more), got {value!r}")
-    return value
-
-
-def _optional_number(line: Mapping[str, Any], name: str) -> float | None:
-    value = line.get(name)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise LineProblem(name, f"needs a number or null, got {value!r}")
-    return float(value)
-
-
-def _strings(line: Mapping[str, Any], name: str) -> list[str]:
-    value = line.get(name) or []
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise LineProblem(name, f"needs a list of strings, got {value!r}")
-    return value
-
-
-def _style(line: Mapping[str, Any], name: str) -> Style | None:
-    value = line.get(name)
-    if value is None:
-        return None
-    if not isinstance(value, dict) or set(value) != set(FEATURES):
-        raise LineProblem(name, f"needs an object with {', '.join(FEATURES)}, got {value!r}")
-    counts = {feature: _count(value, feature) for feature in FEATURES}
-    return Style(**counts)
+def result_of_line(text: bytes | str) -> ItemResult:
+    """The row of one verdicts.jsonl line's text; a LineProblem names the field that is wrong."""
+    return result_of_record(record_of_line(text))

@@ -7,6 +7,7 @@ a finished run's files are whole and an interrupted run's partial file says what
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import hashlib
@@ -22,6 +23,7 @@ from typing import Any, cast
 from judgebias.backends import Call, Judging
 from judgebias.config.pricing import call_cost
 from judgebias.config.schema import Config, judges_of
+from judgebias.core.errors import RunFilesUnwritable
 from judgebias.core.item import Item
 from judgebias.core.record import CallFields, CallResult, ItemResult, VerdictLine
 from judgebias.core.redaction import Redactor, redact_tree
@@ -31,7 +33,7 @@ from judgebias.core.tokens import estimate_prompt_tokens
 from judgebias.core.verdict import item_pick, item_winner
 from judgebias.figures.formatting import supported_ratings
 from judgebias.figures.metrics import calls_by_order, majority_verdict
-from judgebias.io.files import write_csv, write_json
+from judgebias.io.files import keep_whole_lines, unwritable, write_csv, write_json
 from judgebias.io.revision import git_revision
 from judgebias.io.run_dir import RunDir
 from judgebias.io.tokenizer import WORDS, load_tokenizer
@@ -98,7 +100,7 @@ class VerdictWriter:
         cluster = self.clusters.pop(item.id, _NO_CLUSTER)  # wanted once: the run's memory of it goes
         if not self.ensemble:
             judged = None if calls is None else calls[next(iter(rows))]
-            self.file.write(verdict_text(item, combined, judged, cluster) + "\n")
+            text = verdict_text(item, combined, judged, cluster)
         else:
             line = verdict_line(item, combined, with_calls=False)
             line["judges"] = {
@@ -106,50 +108,83 @@ class VerdictWriter:
             }
             if cluster is not _NO_CLUSTER:
                 line["cluster"] = cluster
-            self.file.write(_encoded(cast(dict[str, Any], line)) + "\n")
+            text = _encoded(cast(dict[str, Any], line))
+        try:
+            self.file.write(text + "\n")
+        except OSError as error:
+            raise self._stopped(error) from None
         self.lines += 1
 
     def append(self, lines: Path, count: int) -> None:
-        """Add the `count` lines another process wrote for the items after these (a part of the run)."""
-        self.file.flush()
-        with lines.open("rb") as part:
-            _copy_bytes(part, self.file.fileno())
+        """Add the `count` lines another process wrote for the items after these (a part of the run); a disk that
+        fills meanwhile leaves the file as it was before (whole lines)."""
+        try:
+            self.file.flush()
+        except OSError as error:
+            raise self._stopped(error) from None
+        before = os.fstat(self.file.fileno()).st_size
+        try:
+            with lines.open("rb") as part:
+                _copy_bytes(part, self.file.fileno())
+        except OSError as error:
+            raise self._stopped(error, before, " (joining the parts judged on other cores)") from None
         self.file.seek(0, os.SEEK_END)  # the text file's own idea of where it is: after the bytes added
         self.lines += count
 
     def close(self) -> None:
-        """A part of the run is written: its file stays for the process that joins the parts."""
-        self.file.close()
+        """The lines are all written: the file stays as it is (a part's, for the process that joins the parts; the
+        run's, until its summary is written)."""
+        try:
+            self.file.close()
+        except OSError as error:
+            raise self._stopped(error) from None
 
     def commit(self) -> None:
-        """The run completed: the file becomes verdicts.jsonl."""
-        self.file.close()
+        """The run completed and its summary is written: the file becomes verdicts.jsonl."""
+        self.close()
         os.replace(self.partial, self.final)
 
     def discard(self) -> None:
         """The run cannot keep these lines (its data file has a problem found as it was judged): no file is left."""
-        self.file.close()
+        with contextlib.suppress(OSError):
+            self.file.close()
         self.partial.unlink(missing_ok=True)
         self.lines = 0
 
     def drop_clusters(self) -> None:
         """Take "cluster" out of every line written (always a line's last member: a JSON string cannot hold its
         text unescaped): the run turned out not to cluster by the field its items were read with."""
-        self.file.close()
+        self.close()
         bare = self.partial.with_name(self.partial.name + ".bare")
         marker = ', "cluster": '
-        with self.partial.open(encoding="utf-8") as lines, bare.open("w", encoding="utf-8") as out:
-            for line in lines:
-                at = line.rfind(marker)
-                out.write(line if at < 0 else line[:at] + "}\n")
+        try:
+            with self.partial.open(encoding="utf-8") as lines, bare.open("w", encoding="utf-8") as out:
+                for line in lines:
+                    at = line.rfind(marker)
+                    out.write(line if at < 0 else line[:at] + "}\n")
+        except OSError as error:
+            bare.unlink(missing_ok=True)
+            raise unwritable(self.partial, error) from None
         os.replace(bare, self.partial)
         self.file = self.partial.open("a", encoding="utf-8")
 
     def abandon(self) -> None:
-        """The run stopped early: keep what was decided in verdicts.jsonl.part (no file when nothing was)."""
-        self.file.close()
+        """The run stopped early: keep what was decided in verdicts.jsonl.part as whole lines (no file when nothing
+        was): a disk that filled meanwhile may have taken only part of what was buffered."""
+        try:
+            self.file.close()
+        except OSError:
+            keep_whole_lines(self.partial)
         if not self.lines:
             self.partial.unlink(missing_ok=True)
+
+    def _stopped(self, error: OSError, before: int | None = None, doing: str = "") -> RunFilesUnwritable:
+        """A write the disk refused: the file cut back to whole lines (to `before` bytes, the size it had before a
+        failed append), and the one line the run ends with."""
+        with contextlib.suppress(OSError):
+            self.file.close()
+        keep_whole_lines(self.partial, before)
+        return unwritable(self.partial, error, doing=doing)
 
 
 def _copy_bytes(source: Any, target: int) -> None:
@@ -400,18 +435,40 @@ def _padded(calls: tuple[CallResult, ...]) -> list[CallResult | None]:
     return [*calls, None][:2] if len(calls) < 2 else list(calls[:2])
 
 
-def write_run(run: RunDir, config: Config, summary: Summary, ratings: list[dict[str, Any]]) -> None:
-    """summary.json, ratings.csv (when several models were compared), provenance.json and report.html."""
+def write_run(
+    run: RunDir,
+    config: Config,
+    summary: Summary,
+    ratings: list[dict[str, Any]],
+    verdicts: VerdictWriter | None = None,
+) -> None:
+    """summary.json, then verdicts.jsonl (`verdicts`: its lines, kept as .part until the summary is written: a run
+    that dies on its way there leaves no verdicts.jsonl without a summary), ratings.csv (when several models were
+    compared), provenance.json and report.html. A file the disk refuses: one line, RunFilesUnwritable."""
     redact = Redactor.for_config(dataclasses.asdict(config))  # a server's text and the config's URLs may hold them
-    write_json(run.summary, redact_tree(summary, redact))
-    if ratings:
-        write_ratings(run.ratings, ratings)
-    run_provenance = redact_tree(provenance(config, summary), redact)
-    write_json(run.provenance, run_provenance)
-    if config.report:
-        from judgebias.report.run_report import write_report  # its template machinery only when a report is wanted
+    path = run.summary
+    try:
+        write_json(path, redact_tree(summary, redact))
+        if verdicts is not None:
+            path = run.verdicts
+            verdicts.commit()
+        if ratings:
+            path = run.ratings
+            write_ratings(run.ratings, ratings)
+        run_provenance = redact_tree(provenance(config, summary), redact)
+        path = run.provenance
+        write_json(run.provenance, run_provenance)
+        if config.report:
+            from judgebias.report.run_report import write_report  # its template machinery only when a report is wanted
 
-        write_report(run, summary, ratings, run_provenance)
+            path = run.report
+            write_report(run, summary, ratings, run_provenance)
+    except OSError as error:
+        if path == run.summary:
+            raise unwritable(path, error) from None
+        stopped = unwritable(path, error, "summary.json is written and the verdicts are in verdicts.jsonl")
+        stopped.run_written = True  # a failure record must not replace the summary
+        raise stopped from None
 
 
 def write_ratings(path: Path, ratings: Iterable[dict[str, Any]]) -> None:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast
 
 from judgebias.figures.rows import Rows
+from judgebias.io.files import unwritable
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
@@ -181,8 +182,11 @@ def rows_of(lines: Path) -> Path:
 def _judged_into(judge: JudgePart, lines: Path, done: Any) -> None:
     """A part's process: judge its items into `lines`, its rows pickled beside them."""
     judged = judge(lines, done)
-    with rows_of(lines).open("wb") as rows:
-        pickle.dump(judged, rows, protocol=pickle.HIGHEST_PROTOCOL)
+    try:
+        with rows_of(lines).open("wb") as rows:
+            pickle.dump(judged, rows, protocol=pickle.HIGHEST_PROTOCOL)
+    except OSError as error:
+        raise unwritable(rows_of(lines), error) from None
 
 
 def _run_forked(work: Callable[[], Any], sending: Connection, parent: int) -> None:

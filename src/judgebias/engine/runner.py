@@ -60,6 +60,7 @@ from judgebias.figures.summary import build_summary, ratings_for
 from judgebias.io.dataset import resolve_path
 from judgebias.io.files import write_json
 from judgebias.io.run_dir import RunDir
+from judgebias.process.command import say
 from judgebias.report import console
 
 
@@ -160,7 +161,7 @@ class ImportedReplies:
 
 
 def run_experiment(
-    config: Config, run_dir: RunDir | Path, *, echo: Callable[[str], None] = print, overrides: Sequence[str] = ()
+    config: Config, run_dir: RunDir | Path, *, echo: Callable[[str], None] = say, overrides: Sequence[str] = ()
 ) -> Summary | DryRunEstimate:
     """Judge the dataset, write verdicts.jsonl, summary.json and the rest into `run_dir`; return the summary.
 
@@ -198,7 +199,7 @@ def run_experiment(
         cache.close()
         used.abandon()  # a run that stopped early leaves no half-written key list
     summary = _summarise(config, judgings, judged, notes, clustering, echo)
-    outputs.write_run(run, config, summary, ratings_for(judged.combined, config, clustering))
+    outputs.write_run(run, config, summary, ratings_for(judged.combined, config, clustering), judged.verdicts)
     echo(console.format_summary(summary, overrides))
     if judged.full.full:
         raise judged.full.ending(cache.directory, int(summary.get("calls_live") or 0))
@@ -243,6 +244,7 @@ class _Judged:
     stored: StoredTimes
     spending: _Spending
     budget: Budget | None
+    verdicts: outputs.VerdictWriter  # its lines written, kept as verdicts.jsonl.part until the summary is
 
 
 @dataclasses.dataclass(frozen=True)
@@ -281,10 +283,12 @@ def _judge(job: _Job) -> _Judged:
     full, imported, stored = FullCache(), ImportedReplies(), StoredTimes()
     # Every judge free (nothing sent, cached or paid): each core judges a part of the items.
     parts = job.items.parts(1 if any(j.backend.paid for j in judgings) else parts_wanted(items.expected()))
-    per_judge, combined, failed_by_kind = _judge_all(job, full, imported, prefilled.batched, stored, spending, parts)
+    per_judge, combined, failed_by_kind, verdicts = _judge_all(
+        job, full, imported, prefilled.batched, stored, spending, parts
+    )
     return _Judged(
         per_judge, combined, failed_by_kind, time.monotonic() - started, prefilled.batches, full, imported, stored,
-        spending, budget,
+        spending, budget, verdicts,
     )  # fmt: skip
 
 
@@ -443,6 +447,7 @@ def _routed_elsewhere(judgings: Sequence[Judging], per_judge: Mapping[str, Rows]
 
 
 JudgedRows = tuple[dict[str, Rows], Rows, collections.Counter[str]]  # each judge's rows, the combined, failed calls
+Judged = tuple[dict[str, Rows], Rows, collections.Counter[str], outputs.VerdictWriter]  # and the verdicts' writer
 
 
 def _judge_all(
@@ -453,7 +458,7 @@ def _judge_all(
     stored: StoredTimes | None = None,
     spending: _Spending | None = None,
     parts: Sequence[Part] = (),
-) -> JudgedRows:
+) -> Judged:
     """Run every call, finalise items in order as their calls complete, stream verdicts to disk.
 
     Returns each judge's rows, the run's combined rows (the ensemble's merge, made once per item as it is
@@ -487,7 +492,7 @@ def _judge_all(
         if job.items.checked_as_judged:
             _conclude_check(job.items, read_elsewhere, writer)
             progress.settle()
-        writer.commit()
+        writer.close()  # verdicts.jsonl.part: renamed once the summary is written (outputs.write_run)
     except BaseException:
         writer.abandon()  # keep what was decided in verdicts.jsonl.part (of the first part, when there are parts)
         raise
@@ -495,7 +500,7 @@ def _judge_all(
         for helper in helpers:
             helper.stop()
         progress.close()
-    return per_judge, combined, failures
+    return per_judge, combined, failures, writer
 
 
 def _conclude_check(items: RunItems, read_elsewhere: list[Any], writer: outputs.VerdictWriter) -> None:

@@ -43,17 +43,19 @@ def exact_test_text(difference: Difference) -> str:
 
 def moved_text(comparison: Comparison) -> str:
     """How many items moved in each way: `became consistent 0, became inconsistent 11, ...`."""
-    return ", ".join(f"{kind.replace('_', ' ')} {count}" for kind, count in comparison.moved_counts().items())
+    return ", ".join(f"{kind.replace('_', ' ')} {count}" for kind, count in comparison.moved_counts.items())
 
 
 def format_comparison(comparison: Comparison) -> str:
-    """The printed table: one row per figure both runs have, then what moved and the notes."""
+    """The printed table: first what the comparison does not cover (a partial candidate, changed items), then one
+    row per figure both runs have, then what moved and the notes."""
     c = comparison
     how = f"clusters of {c.cluster} ({c.clusters})" if c.cluster else "items"
-    lines = [
+    lines = [f"WARNING: {statement}" for statement in c.coverage.statements()]
+    lines += [
         f"base: {c.base.folder} ({c.base.describe()})",
         f"cand: {c.cand.folder} ({c.cand.describe()})",
-        f"matched {c.matched} items ({len(c.only_base)} only in base, {len(c.only_cand)} only in cand); "
+        f"matched {c.matched} items ({c.coverage.only_base} only in base, {c.coverage.only_cand} only in cand); "
         f"paired bootstrap over {how}, {c.resamples} resamples; diff = cand - base, 95% interval",
     ]
     rows = [("figure", "base", "cand", "diff [95% CI]", "test")]
@@ -64,7 +66,7 @@ def format_comparison(comparison: Comparison) -> str:
     widths = [max(len(row[i]) for row in rows) for i in range(5)]
     for row in rows:
         lines.append("  " + "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip())
-    lines.append(f"moved: {len(c.moved)} items ({moved_text(c)})")
+    lines.append(f"moved: {c.moved_total} items ({moved_text(c)})")
     lines += [f"note: {note}" for note in c.notes]
     return "\n".join(lines)
 

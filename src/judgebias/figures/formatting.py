@@ -34,6 +34,9 @@ def counted(n: Any, word: str, plural: str | None = None) -> str:
     return f"{n} {word if n == 1 else plural or word + 's'}"
 
 
+TOO_FEW_RESAMPLES = "drawn from only"  # opens the reason of an interval too few resamples made narrow
+
+
 def ci_text(interval: Sequence[float | None] | None, digits: int = 1, why: str | None = None) -> str:
     """An interval as " [low, high]" in percent points, or "" when there is none.
 
@@ -42,7 +45,13 @@ def ci_text(interval: Sequence[float | None] | None, digits: int = 1, why: str |
     if not interval or interval[0] is None or interval[1] is None:
         return ""
     text = f" [{100 * interval[0]:.{digits}f}, {100 * interval[1]:.{digits}f}]"
-    return f"{text} (zero width: {why})" if why else text
+    return f"{text} ({zero_width_mark(why)}: {why})" if why else text
+
+
+def zero_width_mark(why: str) -> str:
+    """What an interval of no width is called: "zero width" when the data cannot vary the figure, "no interval"
+    when too few resamples drew it (one draw has no width, whatever the data)."""
+    return "no interval" if why.startswith(TOO_FEW_RESAMPLES) else "zero width"
 
 
 def supported_step(low: float | None, high: float | None) -> float | None:

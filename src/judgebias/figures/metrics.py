@@ -46,7 +46,7 @@ from judgebias.core.verdict import WIN_SCORE, is_consistent, preference, reconci
 from judgebias.figures import identifiability, stats
 from judgebias.figures.calibration import calibrate
 from judgebias.figures.clustering import Clustering
-from judgebias.figures.formatting import counted
+from judgebias.figures.formatting import TOO_FEW_RESAMPLES, counted
 from judgebias.figures.rows import RowKind, Rows
 from judgebias.figures.stats import FloatArray
 
@@ -229,7 +229,7 @@ def summarize(
     intervals = _intervals(len(rows), resamples, seed, measured)
     drawn: Intervals = {
         "ci": intervals,
-        "ci_degenerate": _degenerate(rows, measured, intervals),
+        "ci_degenerate": _degenerate(rows, measured, intervals, resamples),
         "bootstrap_resamples": resamples,
         "bootstrap_seed": seed,
         **_cluster_fields(clustering, measured.groups),
@@ -1162,13 +1162,22 @@ def _intervals(
     return out
 
 
-def _degenerate(items: Rows, figures: Measured, intervals: Mapping[str, list[float] | None]) -> dict[str, str]:
-    """Why each zero-width interval has zero width: every item counted gives the figure the same value."""
+def _degenerate(
+    items: Rows, figures: Measured, intervals: Mapping[str, list[float] | None], resamples: int
+) -> dict[str, str]:
+    """Why each zero-width interval has zero width: every item counted gives the figure the same value, or too few
+    resamples drew it (one draw has no width whatever the data: never called the data's lack of spread)."""
     # A judge that always says tie has win rate 50% in every resample: [50.0, 50.0] is the data's lack of
     # spread, not a precise measurement, and is labelled so wherever the interval is shown.
     out: dict[str, str] = {}
     for name, interval in intervals.items():
         if interval is None or interval[1] - interval[0] > 1e-12:
+            continue
+        if name in figures.rates and not _all_alike(*figures.rates[name]):
+            out[name] = f"{TOO_FEW_RESAMPLES} {counted(resamples, 'resample')}, too few to show the spread of the data"
+            continue
+        if name not in figures.rates and resamples < MIN_SPREAD_RESAMPLES:
+            out[name] = f"{TOO_FEW_RESAMPLES} {counted(resamples, 'resample')}, too few to show any spread"
             continue
         if name == "win_rate":
             scored = figures.rates[name][1]  # the win rate's denominator: 1 for each item with a verdict
@@ -1178,9 +1187,24 @@ def _degenerate(items: Rows, figures: Measured, intervals: Mapping[str, list[flo
                 which = {"tie": "a tie", "1": "a win for a", "2": "a win for b"}.get(only, only)
                 out[name] = f"every verdict is {which}"
                 continue
-        counted = int(figures.rates[name][1].astype(bool).sum()) if name in figures.rates else None
-        out[name] = f"all {counted} items counted have the same outcome" if counted is not None else "no spread"
+        counted_items = int(figures.rates[name][1].astype(bool).sum()) if name in figures.rates else None
+        out[name] = (
+            f"all {counted_items} items counted have the same outcome" if counted_items is not None else "no spread"
+        )
     return out
+
+
+MIN_SPREAD_RESAMPLES = 100  # below this a statistic's zero-width interval may be the draws', not the data's
+
+
+def _all_alike(numerator: NDArray[Any], denominator: NDArray[Any]) -> bool:
+    """Whether every item a ratio counts gives it the same value (numerator / denominator), so that no resample can
+    move it: then a zero-width interval is the data's."""
+    counted = denominator > 0
+    if not counted.any():
+        return True
+    values = numerator[counted].astype(np.float64) / denominator[counted].astype(np.float64)
+    return bool(np.all(values == values[0]))
 
 
 def _groups(clustering: Clustering | None, n: int) -> IntArray | None:

@@ -9,15 +9,17 @@ change make the judge better or worse". Pure: rows in, JSON-ready values out.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
+from numpy.typing import NDArray
 
 from judgebias.core.record import ItemResult
 from judgebias.figures import stats
 from judgebias.figures.metrics import IntArray, Measured, bootstrap_units
+from judgebias.figures.rows import RowKind, Rows
 from judgebias.figures.stats import FloatArray
 
 Better = Literal["higher", "lower", "neither"]
@@ -79,13 +81,13 @@ class Difference:
 
 def invalid_rate(rows: Sequence[ItemResult]) -> tuple[FloatArray, FloatArray]:
     """Unreadable replies per call answered, per item (numerator, denominator): failed calls are not counted."""
-    numerator = np.zeros(len(rows))
-    denominator = np.zeros(len(rows))
-    for i, row in enumerate(rows):
-        calls = [row.call1] if row.call2 is None else [row.call1, row.call2]
-        answered = [call for call in calls if call != "error"]
-        numerator[i] = answered.count("invalid")
-        denominator[i] = len(answered)
+    items = Rows.of(rows)
+
+    def positional(r: RowKind) -> list[str]:
+        return [r.call1] if r.call2 is None else [r.call1, r.call2]
+
+    numerator = items.per_kind(lambda r: positional(r).count("invalid"))
+    denominator = items.per_kind(lambda r: sum(call != "error" for call in positional(r)))
     return numerator, denominator
 
 
@@ -193,29 +195,6 @@ def _rows(base: Measured, cand: Measured) -> int:
     return sizes.pop() if sizes else 0
 
 
-def moved_items(base: Mapping[str, Mapping[str, Any]], cand: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The items that changed between the runs (verdict lines by id, matched ids only), each with its kinds:
-    became_consistent / became_inconsistent, verdict_flipped (a <-> b), verdict_changed (to or from a tie or an
-    error), now_agrees / now_disagrees (with a decisive human label); both runs' verdicts, calls and replies."""
-    out = []
-    for item_id, old in base.items():
-        new = cand.get(item_id)
-        if new is None:
-            continue
-        kinds = _kinds(old, new)
-        if kinds:
-            out.append(
-                {
-                    "id": item_id,
-                    "kinds": kinds,
-                    "human": new.get("human", old.get("human")),
-                    "base": _side(old),
-                    "cand": _side(new),
-                }
-            )
-    return out
-
-
 MOVE_KINDS = (
     "became_consistent",
     "became_inconsistent",
@@ -224,26 +203,36 @@ MOVE_KINDS = (
     "now_agrees",
     "now_disagrees",
 )
+SIDE_FIELDS = ("verdict", "winner", "call1", "call2", "raw1", "raw2", "consistent")  # what a reviewer reads of a side
 
 
-def _kinds(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
-    kinds = []
-    if old.get("consistent") is False and new.get("consistent") is True:
-        kinds.append("became_consistent")
-    if old.get("consistent") is True and new.get("consistent") is False:
-        kinds.append("became_inconsistent")
-    before, after = old.get("verdict"), new.get("verdict")
-    if before != after:
-        kinds.append("verdict_flipped" if {before, after} == {"1", "2"} else "verdict_changed")
-    human = new.get("human", old.get("human"))
-    if human in ("1", "2") and "error" not in (before, after):
-        if before != human and after == human:
-            kinds.append("now_agrees")
-        if before == human and after != human:
-            kinds.append("now_disagrees")
-    return kinds
+def moved_kinds(base: Rows, cand: Rows) -> NDArray[np.bool_]:
+    """How each item moved between the runs (row i of both is the same item): one column per MOVE_KINDS entry.
+
+    became_consistent / became_inconsistent: the two orders' agreement changed; verdict_flipped (a <-> b) or
+    verdict_changed (to or from a tie or an error); now_agrees / now_disagrees: with the item's decisive human label
+    (the candidate's, else the base's), neither verdict an error. Computed once per kind of row."""
+    if len(base) != len(cand):
+        raise ValueError(f"moved kinds need the same items in both runs, got {len(base)} and {len(cand)}")
+    consistent = [rows.per_kind(lambda r: _TRUTH[r.consistent], np.int8) for rows in (base, cand)]
+    before, after = (rows.per_kind(lambda r: _OUTCOME[r.verdict], np.int8) for rows in (base, cand))
+    human_base, human_cand = (rows.per_kind(lambda r: _HUMAN.get(r.human, 0), np.int8) for rows in (base, cand))
+    has_cand = cand.per_kind(lambda r: r.human is not None, np.bool_)
+    human = np.where(has_cand, human_cand, human_base)
+    one, two, error = _OUTCOME["1"], _OUTCOME["2"], _OUTCOME["error"]
+    flipped = ((before == one) & (after == two)) | ((before == two) & (after == one))
+    decisive = (human > 0) & (before != error) & (after != error)
+    columns = [
+        (consistent[0] == 0) & (consistent[1] == 1),
+        (consistent[0] == 1) & (consistent[1] == 0),
+        flipped,
+        (before != after) & ~flipped,
+        decisive & (before != human) & (after == human),
+        decisive & (before == human) & (after != human),
+    ]
+    return np.column_stack(columns) if len(base) else np.zeros((0, len(MOVE_KINDS)), dtype=np.bool_)
 
 
-def _side(line: Mapping[str, Any]) -> dict[str, Any]:
-    """What a reviewer reads of one run's item: its verdict, both calls and both replies as received."""
-    return {key: line.get(key) for key in ("verdict", "winner", "call1", "call2", "raw1", "raw2", "consistent")}
+_TRUTH = {False: 0, True: 1, None: 2}  # consistent: false, true, not measurable
+_OUTCOME = {"1": 1, "2": 2, "tie": 3, "error": 4}  # a verdict as a number: "1" and "2" are a human label's numbers
+_HUMAN: dict[str | None, int] = {"1": 1, "2": 2}  # a decisive human label (0: none, or a tie)

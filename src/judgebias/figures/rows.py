@@ -30,6 +30,7 @@ NO_TOKENS = -1  # tokens_a/tokens_b not counted (the tokenizer is words): None i
 _LOOKED_UP = 4096  # kinds past which the table of kinds is dropped if most rows have a kind of their own
 _LOG_TABLE = 1 << 16  # lengths below this read their logarithm from a table of every value (512 KB)
 _SHORT_END = 0xFFFFFFFF  # the ids' UTF-8 up to this many bytes: their ends in 4 bytes a row
+_TAKEN_IDS = 65536  # ids copied together by Rows.take
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -136,6 +137,39 @@ class Rows(Sequence[ItemResult]):
         self._id_ends.frombytes(ends.astype(np.uint32 if self._id_ends.typecode == "I" else np.uint64).tobytes())
         self._id_text += other._id_text
         self._codes = None
+
+    def take(self, rows: NDArray[np.int64]) -> Rows:
+        """These rows (by index, in this order) as rows of their own, as appending them one by one would make them:
+        the kinds they use, numbered by their first row; their columns and ids copied."""
+        out = Rows()
+        codes = self.codes()[rows]
+        used, first = np.unique(codes, return_index=True)
+        used = used[np.argsort(first, kind="stable")]  # kinds in the order of their first row here
+        renumber = np.zeros(len(self.kinds), dtype=np.uint32)
+        renumber[used] = np.arange(used.size, dtype=np.uint32)
+        out.kinds = [self.kinds[int(k)] for k in used]
+        out._numbers = None  # no row is appended to a part taken out of a run
+        out._kind = array("I", renumber[codes].tobytes())
+        for mine, theirs in zip(out._columns().values(), self._columns().values(), strict=True):
+            mine.frombytes(np.frombuffer(theirs, dtype=np.int32)[rows].tobytes())
+        out._tokens_a, out._tokens_b = self._tokens_a.take(rows), self._tokens_b.take(rows)
+        out._soft = self._soft.take(rows)
+        ends = np.frombuffer(self._id_ends, dtype=np.uint32 if self._id_ends.typecode == "I" else np.uint64)
+        starts = np.concatenate([np.zeros(1, dtype=ends.dtype), ends[:-1]])
+        text = memoryview(self._id_text)
+        for block in range(0, rows.size, _TAKEN_IDS):  # a block of ids at a time: no list of a million slices
+            chosen = rows[block : block + _TAKEN_IDS]
+            pairs = zip(starts[chosen].tolist(), ends[chosen].tolist(), strict=True)
+            out._id_text += b"".join(text[start:end] for start, end in pairs)
+        lengths = (ends[rows] - starts[rows]).astype(np.uint64)
+        new_ends = np.cumsum(lengths, dtype=np.uint64)
+        wide = bool(new_ends.size) and int(new_ends[-1]) > _SHORT_END
+        out._id_ends = array("Q" if wide else "I", new_ends.astype(np.uint64 if wide else np.uint32).tobytes())
+        return out
+
+    def keep(self, rows: NDArray[np.int64]) -> None:
+        """Keep only these rows, in this order (Rows.take in place: the columns left go at once)."""
+        vars(self).update(vars(self.take(rows)))
 
     def __getstate__(self) -> dict[str, Any]:
         """The rows as another process receives them: without the table of kinds by identity (identities are this
@@ -295,6 +329,14 @@ class _Sparse:
                 self._values.extend([self._missing] * self._rows)
             self._values.extend(other._values if other._values else [self._missing] * other._rows)
         self._rows += other._rows
+
+    def take(self, rows: NDArray[np.int64]) -> _Sparse:
+        """The column of these rows only, in this order."""
+        out = _Sparse(self._typecode, self._missing)
+        out._rows = int(rows.size)
+        if self._values:
+            out._values.frombytes(self.column(self._rows)[rows].tobytes())
+        return out
 
     def get(self, i: int) -> Any:
         """Row i's value (None: missing)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import errno
 import io
 import json
 import os
@@ -13,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from judgebias.core.errors import UserError
+from judgebias.core.errors import RunFilesUnwritable, UserError
 
 
 def read_user_text(path: Path, what: str = "file", *, expected: str | None = None) -> str:
@@ -27,6 +28,40 @@ def read_user_text(path: Path, what: str = "file", *, expected: str | None = Non
         raise UserError(f"{path}: is a folder, not a {expected or what}") from None
     except UnicodeDecodeError as error:
         raise UserError(f"{path}: not UTF-8 text (byte {error.start + 1}): save the {what} as UTF-8") from None
+
+
+KEPT = "every whole verdict line decided so far is kept in verdicts.jsonl.part and every reply in the cache"
+_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+
+
+def unwritable(path: Path, error: OSError, kept: str = KEPT, *, doing: str = "") -> RunFilesUnwritable:
+    """The one line a run ends with when a file of its folder cannot be written (`kept`: what is safe; `doing`:
+    what the run was doing, when writing the file does not say it)."""
+    full = error.errno in _FULL
+    reason = "no space left on its disk" if full else (error.strerror or str(error))
+    fix = "make room there" if full else "make it writable"
+    return RunFilesUnwritable(
+        f"cannot write {path.name} in {path.parent}{doing} ({reason}): {kept}; {fix} (or set hydra.run.dir=... "
+        "elsewhere) and rerun the same command: nothing is paid twice"
+    )
+
+
+def keep_whole_lines(path: Path, at_most: int | None = None) -> None:
+    """Cut `path` (a JSONL file a full disk stopped mid-write) back to its last whole line, or to `at_most` bytes
+    when that is shorter (the size it had before a failed append): what is left is a whole-line prefix."""
+    with contextlib.suppress(OSError), path.open("r+b") as file:
+        size = file.seek(0, os.SEEK_END) if at_most is None else min(at_most, file.seek(0, os.SEEK_END))
+        end = size
+        while end > 0:
+            start = max(0, end - 65536)
+            file.seek(start)
+            chunk = file.read(end - start)
+            newline = chunk.rfind(b"\n")
+            if newline >= 0:
+                end = start + newline + 1
+                break
+            end = start
+        file.truncate(end)
 
 
 def write_text_atomic(path: Path, text: str) -> None:

@@ -17,7 +17,7 @@ from judgebias.figures.comparison_text import diff_text, exact_test_text, moved_
 from judgebias.figures.paired import Difference, worse_beyond, worse_side
 from judgebias.report.pages import Cell, Column, Row, Table, render_page, shortened_reply, text, write_page
 
-MAX_MOVED_ROWS = 2000  # the page lists this many moved items; compare.json has all of them
+MAX_MOVED_ROWS = 2000  # the page lists at most this many moved items (compare.json lists those it chose too)
 
 
 @dataclass(frozen=True)
@@ -86,16 +86,16 @@ def section(title: str, comparison: Comparison) -> Section:
         cand=str(c.cand.folder),
         base_what=c.base.describe(),
         cand_what=c.cand.describe(),
-        matched=f"{c.matched} items matched ({len(c.only_base)} only in base, {len(c.only_cand)} only in the "
+        matched=f"{c.matched} items matched ({c.coverage.only_base} only in base, {c.coverage.only_cand} only in the "
         f"candidate); {c.resamples} paired resamples over {how}",
-        notes=c.notes,
+        notes=[*c.coverage.statements(), *c.notes],
         rows=rows,
-        moved_text=f"{len(c.moved)} items ({moved_text(c)})",
+        moved_text=f"{c.moved_total} items ({moved_text(c)}); the first {c.listed} of each kind listed below",
     )
 
 
-def moved_table(comparisons: Sequence[tuple[str, Comparison]]) -> Table:
-    """Every moved item of every comparison, the job first when there are several."""
+def moved_table(comparisons: Sequence[tuple[str, Sequence[dict[str, Any]]]]) -> Table:
+    """The listed moved items (with their replies) of every comparison, the job first when there are several."""
     several = len(comparisons) > 1
     columns = [Column("job", "job")] if several else []
     columns += [
@@ -107,8 +107,8 @@ def moved_table(comparisons: Sequence[tuple[str, Comparison]]) -> Table:
         Column("replies", "replies", "none"),
     ]
     rows: list[Row] = []
-    for job, c in comparisons:
-        for item in c.moved:
+    for job, moved in comparisons:
+        for item in moved:
             if len(rows) >= MAX_MOVED_ROWS:
                 break
             cells = [Cell(job, nowrap=True)] if several else []
@@ -133,20 +133,27 @@ def _verdict(side: dict[str, Any]) -> str:
     return f"{text(side.get('winner') or side.get('verdict'))} ({calls})"
 
 
-def render_compare_page(comparisons: Sequence[tuple[str, Comparison]], heading: str) -> str:
-    """The page for one comparison (`comparisons` of one) or a sweep's."""
+def render_compare_page(
+    comparisons: Sequence[tuple[str, Comparison]], heading: str, moved: Sequence[Sequence[dict[str, Any]]]
+) -> str:
+    """The page for one comparison (`comparisons` of one) or a sweep's; `moved`: each one's listed moved items."""
     return render_page(
         "compare.html.j2",
         Redactor(),
         title=f"judgebias compare: {heading}",
         heading=heading,
         sections=[section(title, c) for title, c in comparisons],
-        moved=moved_table(comparisons),
+        moved=moved_table([(title, items) for (title, _), items in zip(comparisons, moved, strict=True)]),
     )
 
 
-def write_compare_page(path: Path, comparisons: Sequence[Comparison], jobs: Sequence[str] | None = None) -> Path:
-    """compare.html, written atomically."""
+def write_compare_page(
+    path: Path,
+    comparisons: Sequence[Comparison],
+    jobs: Sequence[str] | None,
+    moved: Sequence[Sequence[dict[str, Any]]],
+) -> Path:
+    """compare.html, written atomically (`moved`: each comparison's listed moved items with their replies)."""
     if jobs is None:
         titled = (
             [("Differences", comparisons[0])]
@@ -161,4 +168,4 @@ def write_compare_page(path: Path, comparisons: Sequence[Comparison], jobs: Sequ
         if len(comparisons) == 1
         else f"{len(comparisons)} jobs against {first.base.describe()}"
     )
-    return write_page(path, render_compare_page(titled, heading))
+    return write_page(path, render_compare_page(titled, heading, moved))

@@ -30,7 +30,7 @@ def interval_header(summary: Summary) -> str:
         return "  intervals: none (bootstrap.resamples=0)"
     cluster = summary.get("bootstrap_cluster")
     unit = "items" if cluster is None else f"{summary.get('bootstrap_clusters')} clusters by {cluster}"
-    return f"  [intervals: 95% bootstrap over {unit}, {resamples} resamples]"
+    return f"  [intervals: 95% bootstrap over {unit}, {counted(resamples, 'resample')}]"
 
 
 def changed_settings(summary: Summary, overrides: Sequence[str]) -> list[str]:
@@ -87,6 +87,7 @@ def _figure_lines(s: Summary, intervals: Mapping[str, Any], degenerate: Mapping[
                 s.get("length_controlled_win_rate"),
                 intervals.get("length_controlled_win_rate"),
                 s.get("length_controlled_identifiable"),
+                degenerate.get("length_controlled_win_rate"),
             )
         )
     if s.get("styled_wins") is not None:
@@ -97,6 +98,7 @@ def _figure_lines(s: Summary, intervals: Mapping[str, Any], degenerate: Mapping[
                 s.get("style_controlled_win_rate"),
                 intervals.get("style_controlled_win_rate"),
                 s.get("style_controlled_identifiable"),
+                degenerate.get("style_controlled_win_rate"),
             )
         )
     lines.extend(unidentified_lines(s))
@@ -182,10 +184,10 @@ def _provenance_lines(s: Summary) -> list[str]:
     return lines
 
 
-def controlled_text(value: float | None, interval: Any, identifiable: bool | None) -> str:
+def controlled_text(value: float | None, interval: Any, identifiable: bool | None, why: str | None = None) -> str:
     """A controlled win rate with its interval, 'not identifiable' (the reason follows on its own line), or n/a."""
     if value is not None:
-        return pct(value) + ci_text(interval)
+        return pct(value) + ci_text(interval, why=why)
     return "not identifiable (why: below)" if identifiable is False else "n/a"
 
 

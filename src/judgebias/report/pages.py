@@ -181,6 +181,7 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.globals |= {"BLUE": svg.BLUE, "VERMILLION": svg.VERMILLION}
+    env.filters["zero_width_mark"] = formatting.zero_width_mark
     return env
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from judgebias.core.errors import UserError
 from judgebias.core.sampling import Strategy
 from judgebias.process import startup
-from judgebias.process.command import exit_as_command, run_command
+from judgebias.process.command import CommandParser, exit_as_command, run_command, say
 from judgebias.review.labels import Samples, merge_labels
 from judgebias.review.page import write_labelling
 from judgebias.review.sample import SAMPLE_INFO, read_run, write_sample
@@ -38,7 +38,7 @@ def _fraction(text: str) -> float:
 
 def parser() -> argparse.ArgumentParser:
     """The command line of the review loop."""
-    p = argparse.ArgumentParser(prog="python -m judgebias.review", description=__doc__.split("\n\n")[0])
+    p = CommandParser(prog="python -m judgebias.review", description=__doc__.split("\n\n")[0])
     commands = p.add_subparsers(dest="command", required=True)
     sample = commands.add_parser("sample", help="draw items of a run for people to label; write the labelling page")
     sample.add_argument("run", type=Path, help="a run folder, or one job folder of a sweep")
@@ -99,7 +99,7 @@ def _sample(args: argparse.Namespace) -> None:
     )
     info = json.loads((out / SAMPLE_INFO).read_text(encoding="utf-8"))
     page = write_labelling(out, items, info["sample_id"])
-    print(
+    say(
         f"sampled {len(items)} of {info['candidates']} candidate items ({strategy.value}, seed {args.seed}; "
         f"{info['skipped_labelled']} labelled items skipped)\n"
         f"labelling page: {page}\nto label elsewhere: {out / 'labels.csv'} (fill label: a, b or tie)"
@@ -118,11 +118,11 @@ def _merge(args: argparse.Namespace) -> None:
     samples = Samples.near([*args.labels, args.into], args.sample)
     merged = merge_labels(args.labels, data, out, add=args.add, samples=samples)
     if samples.unchecked:
-        print(
+        say(
             f"note: the labels name sample {', '.join(sorted(samples.unchecked))}, whose sample.json was not found: "
             "they were not checked against it (pass --sample DIR/sample.json to check them)"
         )
-    print(
+    say(
         f"merged {merged.labels} labels from {len(merged.annotators)} annotators "
         f"({', '.join(merged.annotators)}) onto {merged.items} items ({merged.skipped} skips left out; "
         f"{merged.human_set} items given `human` = their majority)\n"

@@ -42,6 +42,7 @@ from judgebias.audit.formats.common import (
     record_object,
     slug,
     text_field,
+    unordered,
     where,
 )
 from judgebias.core.errors import UserError
@@ -148,7 +149,7 @@ def convert_alpacaeval(annotations: Iterable[Record]) -> Converted:
         switched = by_rule if by_record is None else by_record
         first, second = (1, 0) if switched else (0, 1)
         item_id = f"alpacaeval-{slug(generators[1])}-vs-{slug(generators[0])}-{digest(instruction)}"
-        seen.check(annotator, item_id, source, line)
+        seen.check(annotator, item_id, source, line, (digest(instruction), unordered(*generators)))
         items.add(
             {
                 "id": item_id,

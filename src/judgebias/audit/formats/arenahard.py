@@ -30,6 +30,7 @@ from judgebias.audit.formats.common import (
     Format,
     Items,
     Options,
+    Questions,
     Record,
     Seen,
     compare_readings,
@@ -116,22 +117,22 @@ def arenahard_answers(records: Iterable[Record]) -> dict[str, dict[str, str]]:
 
 def arenahard_questions(records: Iterable[Record]) -> dict[str, dict[str, Any]]:
     """question key -> the question line with its `prompt`, from `question.jsonl` of either layout."""
-    questions: dict[str, dict[str, Any]] = {}
+    questions = Questions()
     for source, line, value in records:
         record = record_object(source, line, value)
         if "uid" in record:
             key = key_field(record, "uid", source, line)
-            text_field(record, "prompt", source, line)
-            questions[key] = record
+            prompt = text_field(record, "prompt", source, line)
+            questions.add(key, record, prompt, source, line, "prompt")
             continue
         key = key_field(record, "question_id", source, line)
         turns = record.get("turns")
         first = turns[0] if isinstance(turns, list) and turns else None
-        prompt = first.get("content") if isinstance(first, dict) else None
-        if not isinstance(prompt, str):
+        content = first.get("content") if isinstance(first, dict) else None
+        if not isinstance(content, str):
             raise fail(source, line, "turns", "needs turns[0].content as a string (or uid and prompt, in v2)")
-        questions[key] = record | {"prompt": prompt}
-    return questions
+        questions.add(key, record | {"prompt": content}, content, source, line, "turns")
+    return questions.rows
 
 
 def _baseline_of(

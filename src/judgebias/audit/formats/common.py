@@ -113,32 +113,66 @@ class Items:
 
 
 class Seen:
-    """(judge, item) pairs already recorded, so a second recording is named with the line of the first."""
+    """(judge, item) pairs already recorded, so a second recording is named with the line of the first. An item is
+    its question and its two answers, whichever way round: a pair recorded again with the models swapped is the
+    same item judged twice (`pair`: the key that says so)."""
 
     def __init__(self) -> None:
-        self.first: dict[tuple[str, str], str] = {}
+        self.first: dict[tuple[str, Any], tuple[str, str]] = {}
 
-    def check(self, judge: str, item_id: str, source: str, line: int) -> None:
-        key = (judge, item_id)
+    def check(self, judge: str, item_id: str, source: str, line: int, pair: Any = None) -> None:
+        key = (judge, item_id if pair is None else pair)
         if key in self.first:
+            first, first_id = self.first[key]
+            swapped = "" if first_id == item_id else f", as {first_id!r}, with the two models the other way round"
             raise UserError(
-                f"{where(source, line)}: judge {judge!r} judged {item_id!r} twice (first at {self.first[key]}): "
+                f"{where(source, line)}: judge {judge!r} judged {item_id!r} twice (first at {first}{swapped}): "
                 "keep one of the two lines"
             )
-        self.first[key] = where(source, line)
+        self.first[key] = (where(source, line), item_id)
+
+
+def unordered(*models: str) -> tuple[str, ...]:
+    """Two models of a pair in a fixed order: the same pair whichever was named first."""
+    return tuple(sorted(models))
+
+
+class Questions:
+    """Questions by id, each given once: a second line with the same id and the same text is the same question
+    (kept once); with another text it is refused, both lines named (which one did the judge see?)."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, dict[str, Any]] = {}
+        self._where: dict[str, tuple[str, Any]] = {}
+
+    def add(self, key: str, record: dict[str, Any], text: Any, source: str, line: int, name: str) -> None:
+        """Record question `key` (`text`: what must agree between two lines of it; `name`: its field)."""
+        if key in self._where:
+            first, known = self._where[key]
+            if known != text:
+                raise fail(
+                    source,
+                    line,
+                    name,
+                    f"question {key} is given again with another text (first at {first}): keep the one the judge saw",
+                )
+            return
+        self.rows[key] = record
+        self._where[key] = (where(source, line), text)
 
 
 def questions_by(
-    records: Iterable[Record], key: str, check: Callable[[Mapping[str, Any], str, int], object]
+    records: Iterable[Record], key: str, check: Callable[[Mapping[str, Any], str, int], object], text: str
 ) -> dict[str, dict[str, Any]]:
-    """The `key` field -> the question line, each line an object with that key and passing `check`."""
-    questions: dict[str, dict[str, Any]] = {}
+    """The `key` field -> the question line, each line an object with that key and passing `check`; a question id
+    given twice with two texts (field `text`) is refused."""
+    questions = Questions()
     for source, line, value in records:
         record = record_object(source, line, value)
         qid = key_field(record, key, source, line)
         check(record, source, line)
-        questions[qid] = record
-    return questions
+        questions.add(qid, record, record.get(text), source, line, text)
+    return questions.rows
 
 
 def shown_first(prompt: Any, first: str, second: str) -> bool | None:

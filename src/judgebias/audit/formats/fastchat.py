@@ -38,6 +38,7 @@ from judgebias.audit.formats.common import (
     questions_by,
     record_object,
     text_field,
+    unordered,
     where,
 )
 
@@ -92,7 +93,7 @@ def fastchat_answers(records: Iterable[Record]) -> dict[str, dict[str, list[str]
 
 def fastchat_questions(records: Iterable[Record]) -> dict[str, dict[str, Any]]:
     """question id -> the question line (turns checked), from `question.jsonl`."""
-    return questions_by(records, "question_id", _check_turns)
+    return questions_by(records, "question_id", _check_turns, "turns")
 
 
 def _check_turns(record: Mapping[str, Any], source: str, line: int) -> None:
@@ -172,7 +173,9 @@ def convert_fastchat(
                 )
             turns[name] = answer
         item = _pair_item(pair, question, turns, references, human or {})
-        seen.check(pair.judge_name, item["id"], source, line)
+        seen.check(
+            pair.judge_name, item["id"], source, line, (pair.qid, pair.turn, unordered(pair.model_1, pair.model_2))
+        )
         items.add(item)
         out.judgments.append(_pair_row(pair, item["id"], turns, source, line))
     out.items = list(items.rows.values())
