@@ -298,9 +298,11 @@ def redis_server(folder: Path) -> Iterator[RedisServer]:
         server.stop()
 
 
-def write_items(path: Path, n: int, *, seed: int = 0) -> int:
-    """A JSONL dataset of `n` short items with human labels and model names; returns the bytes of their text."""
+def write_items(path: Path, n: int, *, seed: int = 0, labelled: float | None = None) -> int:
+    """A JSONL dataset of `n` short items with human labels and model names; returns the bytes of their text.
+    `labelled`: the share of items that keep a human label (default: the three quarters the draw gives)."""
     rng = random.Random(seed)
+    keep = random.Random(seed + 1)  # its own stream: the items are the same with or without `labelled`
     text_bytes = 0
     with path.open("w", encoding="utf-8") as file:
         for index in range(n):
@@ -317,6 +319,8 @@ def write_items(path: Path, n: int, *, seed: int = 0) -> int:
                 "model_a": model_a,
                 "model_b": model_b,
             }
+            if labelled is not None:
+                record["human"] = (record["human"] or "tie") if keep.random() < labelled else None
             text_bytes += sum(len(record[key].encode("utf-8")) for key in ("id", "question", "a", "b"))
             file.write(json.dumps(record) + "\n")
     return text_bytes

@@ -4,7 +4,7 @@ Usage: python benchmarks/real_model.py RUN_DIR [RUN_DIR ...]
 
 Method. Consistency, biased first/second, invalid share, human agreement and judging time are the run's own
 summary.json figures. The soft-verdict columns are read from verdicts.jsonl on the items whose human label is
-decisive ("1" or "2"): `soft` is P(a preferred) averaged over both orders (judgebias.figures.metrics.soft_preference);
+decisive ("1" or "2"): `soft` is P(a preferred) averaged over both orders (judgebias.core.judged.soft_preference);
 the Brier score is the mean of (soft - [human = a])^2 (0.25 for a constant 0.5: no information), soft agreement is the
 share of items where soft > 0.5 agrees with the human; P(first) is the mean over every call of P(first shown label)
 among the two labels, the position preference the probabilities themselves show.

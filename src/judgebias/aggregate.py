@@ -26,6 +26,8 @@ import yaml
 
 from judgebias.core.errors import EXIT_BATCH_PENDING
 from judgebias.core.summary import Summary, SummaryError, read_summary, status_reason
+from judgebias.figures import catalogue
+from judgebias.figures.catalogue import Figure, Sweep
 from judgebias.figures.formatting import ci_text, points
 from judgebias.io.files import write_csv, write_text_atomic
 from judgebias.io.run_dir import DRY_RUN, HYDRA, SUMMARY, RunDir
@@ -33,7 +35,15 @@ from judgebias.process import startup
 from judgebias.process.command import CommandParser, say
 
 FAILED_STATUSES = ("failed", "errors", "missing", "budget")
-RATES = ("win_rate", "position_consistency", "human_agreement", "styled_wins")
+SWEEP_FIGURES = catalogue.in_sweep()  # (figure, how it shows) in the order of the table's columns
+RATES = tuple(entry.name for entry, sweep in SWEEP_FIGURES if sweep.interval)  # shown with their interval
+
+
+def _figure_columns(entry: Figure, sweep: Sweep) -> tuple[str, ...]:
+    """A figure's CSV columns: its value, its interval's ends, the count it is computed on."""
+    ends = (f"{entry.name}_low", f"{entry.name}_high") if sweep.interval else ()
+    return (entry.name, *ends, *((entry.count,) if entry.count else ()))
+
 
 COLUMNS = (
     "job",
@@ -43,22 +53,7 @@ COLUMNS = (
     "data",
     "overrides",
     "n",
-    "win_rate",
-    "win_rate_low",
-    "win_rate_high",
-    "position_consistency",
-    "position_consistency_low",
-    "position_consistency_high",
-    "biased_first",
-    "biased_second",
-    "human_agreement",
-    "human_agreement_low",
-    "human_agreement_high",
-    "human_agreement_n",
-    "styled_wins",
-    "styled_wins_low",
-    "styled_wins_high",
-    "styled_wins_n",
+    *(column for entry, sweep in SWEEP_FIGURES for column in _figure_columns(entry, sweep)),
     "n_invalid",
     "failed_calls",
     "calls_live",
@@ -81,12 +76,7 @@ READABLE = (
     "data",
     "overrides",
     "n",
-    "win rate % [95% CI]",
-    "consistency % [CI]",
-    "biased 1st %",
-    "biased 2nd %",
-    "human agr. % [CI]",
-    "styled wins % [CI]",
+    *(sweep.heading for _, sweep in SWEEP_FIGURES),
     "invalid",
     "calls live/cached",
     "tokens in/out",
@@ -276,12 +266,7 @@ def readable(row: dict[str, Any]) -> list[str]:
         text(row["data"]),
         text(row["overrides"]),
         text(row["n"]),
-        _rate(row, "win_rate"),
-        _rate(row, "position_consistency"),
-        points(row.get("biased_first")),
-        points(row.get("biased_second")),
-        _rate(row, "human_agreement"),
-        _rate(row, "styled_wins"),
+        *(_rate(row, entry.name) if sweep.interval else points(row.get(entry.name)) for entry, sweep in SWEEP_FIGURES),
         text(row.get("n_invalid")),
         f"{offline} offline" if offline else ("" if live is None else f"{live}/{text(cached)}"),
         "" if tokens_in is None else f"{tokens_in}/{text(tokens_out)}",
@@ -289,9 +274,15 @@ def readable(row: dict[str, Any]) -> list[str]:
     ]
 
 
+_OPTIONAL_HEADINGS = {sweep.heading: entry.name for entry, sweep in SWEEP_FIGURES if sweep.optional}
+
+
 def _shown_columns(rows: Sequence[dict[str, Any]]) -> list[int]:
-    """Indexes of READABLE to show: all, except the overrides column when the sweep varied nothing visible."""
-    return [i for i, name in enumerate(READABLE) if name != "overrides" or any(r["overrides"] for r in rows)]
+    """Indexes of READABLE to show: all, except the overrides column when the sweep varied nothing visible and an
+    optional figure's column when no job has it."""
+    hidden = {"overrides"} if not any(r["overrides"] for r in rows) else set()
+    hidden |= {heading for heading, name in _OPTIONAL_HEADINGS.items() if all(r.get(name) is None for r in rows)}
+    return [i for i, name in enumerate(READABLE) if name not in hidden]
 
 
 def _md_cell(text: str) -> str:
@@ -316,31 +307,25 @@ def status_lines(rows: Sequence[dict[str, Any]]) -> list[str]:
     return [f"job {row['job']} {row['status']}: {row['status_note']}" for row in rows if row["status_note"]]
 
 
-# When the printed table is wider than the terminal: first these shorter headings, then whole columns left out in
-# this order (least telling first). job, judge, rubric, data, overrides, win rate and consistency always stay.
+# When the printed table is wider than the terminal: first these shorter headings, then whole columns left out.
 SHORT_HEADINGS = {
-    "win rate % [95% CI]": "win % [CI]",
-    "consistency % [CI]": "consist. % [CI]",
-    "biased 1st %": "1st %",
-    "biased 2nd %": "2nd %",
-    "human agr. % [CI]": "human % [CI]",
-    "styled wins % [CI]": "styled % [CI]",
+    **{sweep.heading: sweep.short for _, sweep in SWEEP_FIGURES},
     "invalid": "inv.",
     "calls live/cached": "calls",
     "tokens in/out": "tokens",
 }
-LEFT_OUT_FIRST = (
-    "tokens in/out",
-    "cost $",
-    "styled wins % [CI]",
-    "calls live/cached",
-    "invalid",
-    "biased 2nd %",
-    "biased 1st %",
-    "n",
-    "status",
-    "human agr. % [CI]",  # the figure that says whether a rubric works: the last to go
-)
+# Columns left out to fit a terminal, least telling first: the table's own columns here, the figures' by their
+# catalogue entry. job, judge, rubric, data, overrides and the figures without a rank always stay.
+_LEFT_OUT_RANKS = {
+    "tokens in/out": 0,
+    "cost $": 1,
+    "calls live/cached": 3,
+    "invalid": 4,
+    "n": 7,
+    "status": 8,
+    **{sweep.heading: sweep.leave_out for _, sweep in SWEEP_FIGURES if sweep.leave_out is not None},
+}
+LEFT_OUT_FIRST = tuple(sorted(_LEFT_OUT_RANKS, key=lambda heading: _LEFT_OUT_RANKS[heading]))
 
 
 def terminal_width() -> int | None:

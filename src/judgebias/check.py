@@ -36,6 +36,7 @@ from judgebias.aggregate import Job, find_jobs
 from judgebias.core.bounds import GATE_RESAMPLES
 from judgebias.core.errors import UserError
 from judgebias.core.summary import Summary, figure_value
+from judgebias.figures import catalogue
 from judgebias.process import startup
 from judgebias.process.command import CommandParser, bounded, say
 
@@ -66,20 +67,8 @@ class Threshold:
         return f"{self.figure} {'>=' if self.minimum else '<='} {self.bound:g}"
 
 
-# option name, summary figure, is a minimum
-GATES = (
-    ("min_consistency", "position_consistency", True),
-    ("max_biased_first", "biased_first", False),
-    ("max_biased_second", "biased_second", False),
-    ("min_agreement", "human_agreement", True),
-    ("min_kappa", "cohen_kappa", True),
-    ("min_win_rate", "win_rate", True),
-    ("max_win_rate", "win_rate", False),
-    ("max_invalid_rate", "invalid_rate", False),
-    ("min_labels", "human_agreement_n", True),
-    ("min_styled_wins", "styled_wins", True),
-    ("max_styled_wins", "styled_wins", False),
-)
+# option name, summary figure, is a minimum: every threshold the catalogue gives a figure
+GATES = tuple((option, entry.name, minimum) for option, entry, minimum in catalogue.gates())
 
 
 @dataclass(frozen=True)
@@ -115,6 +104,7 @@ def check_job(
     skip_missing: bool = False,
     same_judge: bool = True,
     allow_imported: bool = False,
+    require_corrected: bool = False,
 ) -> list[Finding]:
     """Every finding for one job: its status first, then each threshold."""
     s = job.summary
@@ -171,6 +161,12 @@ def check_job(
     if same_judge and s.get("mixed_judge"):
         note = s.get("mixed_judge_note") or "the judge was not one judge"
         findings.append(Finding(job.name, False, f"FAIL {who}: {note} (--same-judge; --no-same-judge allows it)"))
+    if require_corrected and figure(s, "corrected_win_rate") is None:
+        corrected = s.get("corrected") or {}
+        why = corrected.get("refused") or "the data has no human labels"
+        findings.append(
+            Finding(job.name, False, f"FAIL {who}: no people's win rate ({why}); --require-corrected asks for one")
+        )
     for threshold in thresholds:
         value = figure(s, threshold.figure)
         if value is None:
@@ -194,21 +190,13 @@ def check_job(
     return findings
 
 
-# The names --max-drop / --max-rise accept, and the compared figure each means.
-TOLERANCE_NAMES = {
-    "consistency": "position_consistency",
-    "agreement": "human_agreement",
-    "kappa": "cohen_kappa",
-    "invalid": "invalid_rate",
-}
+# The short names --max-drop / --max-rise accept, and the compared figure each means.
+TOLERANCE_NAMES = {e.gate.alias: e.name for e in catalogue.FIGURES if e.gate is not None and e.gate.alias}
 # figure: (which way is worse, tolerance) when --baseline is given and no tolerance for the figure.
 DEFAULT_TOLERANCES: dict[str, tuple[Worse, float]] = {
-    "position_consistency": ("drop", 0.02),
-    "human_agreement": ("drop", 0.02),
-    "cohen_kappa": ("drop", 0.05),
-    "biased_first": ("rise", 0.02),
-    "biased_second": ("rise", 0.02),
-    "invalid_rate": ("rise", 0.02),
+    e.name: ("drop" if e.better == "higher" else "rise", e.gate.tolerance)
+    for e in catalogue.FIGURES
+    if e.gate is not None and e.gate.tolerance is not None and e.better != "neither"
 }
 
 
@@ -292,12 +280,12 @@ def baseline_findings(
 ) -> list[Finding]:
     """The job against the base run on their common items: its coverage of the base's items first, then one
     finding per tolerance passed beyond, per figure missing, and (with `strict`) per figure significantly worse."""
-    from judgebias.compare import compare_runs, read_run
+    from judgebias.compare import compare_runs, people_of, read_run
     from judgebias.figures.comparison_text import diff_text
     from judgebias.figures.paired import worse_beyond, worse_side
 
     who = _who(job)
-    comparison = compare_runs(base, read_run(job.path), resamples=resamples, listed=5)
+    comparison = compare_runs(base, read_run(job.path), resamples=resamples, listed=5, people=people_of(base))
     findings = (coverage or Coverage()).findings(job, comparison)
     for limit in limits:
         difference = comparison.differences.get(limit.figure)
@@ -362,13 +350,8 @@ def _tolerance(text: str) -> tuple[str, float]:
 
 
 def _missing_reason(name: str) -> str:
-    if name in ("human_agreement", "cohen_kappa", "human_agreement_n"):
-        return "the data has no human labels"
-    if name in ("position_consistency", "biased_first", "biased_second"):
-        return "only one order was recorded"
-    if name == "styled_wins":
-        return "no decisive verdict between answers that differ in formatting"
-    return "the run did not report it"
+    entry = catalogue.BY_NAME.get(name)
+    return entry.missing if entry is not None else "the run did not report it"
 
 
 def _overlap(text: str) -> float:
@@ -406,24 +389,14 @@ def parser() -> argparse.ArgumentParser:
         description="Fail (exit 1) when a run or any job of a sweep misses a threshold; exit 2 on a usage error.",
     )
     p.add_argument("paths", nargs="+", type=Path, help="run folders, sweep folders, or folders holding sweeps")
-    p.add_argument("--min-consistency", type=_fraction, help="lowest position_consistency that passes")
-    p.add_argument("--max-biased-first", type=_fraction, help="highest biased_first (first-position bias)")
-    p.add_argument("--max-biased-second", type=_fraction, help="highest biased_second (second-position bias)")
-    p.add_argument("--min-agreement", type=_fraction, help="lowest human_agreement (needs human labels)")
+    for option, entry, minimum in catalogue.gates():
+        help_text = f"{'lowest' if minimum else 'highest'} {entry.gate.help if entry.gate else entry.name}"
+        kind = _labels if entry.kind == "count" else _kappa if entry.kind == "kappa" else _fraction
+        p.add_argument(f"--{option.replace('_', '-')}", type=kind, help=help_text)
     p.add_argument(
-        "--min-labels",
-        type=_labels,
-        help="fewest decisive human labels behind human_agreement (a figure on 12 labels proves little)",
-    )
-    p.add_argument("--min-kappa", type=_kappa, help="lowest Cohen's kappa with the human labels")
-    p.add_argument("--min-win-rate", type=_fraction, help="lowest win_rate of answer a")
-    p.add_argument("--max-win-rate", type=_fraction, help="highest win_rate of answer a")
-    p.add_argument("--max-invalid-rate", type=_fraction, help="highest share of calls with an unreadable reply")
-    p.add_argument("--min-styled-wins", type=_fraction, help="lowest styled_wins (below 0.5: plain answers favoured)")
-    p.add_argument(
-        "--max-styled-wins",
-        type=_fraction,
-        help="highest styled_wins: share of decisive verdicts won by the more formatted answer (0.5 = no style bias)",
+        "--require-corrected",
+        action="store_true",
+        help="fail a job without the people's win rate (no labels, or too few to correct the judge's figures)",
     )
     p.add_argument(
         "--same-judge",
@@ -538,6 +511,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             skip_missing=args.skip_missing,
             same_judge=args.same_judge,
             allow_imported=args.allow_imported,
+            require_corrected=args.require_corrected,
         )
         if base is not None and job.summary.get("status") not in ("failed", "missing", "dry-run"):
             try:
@@ -568,6 +542,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             ", --allow-changed-items" if args.allow_changed_items else ""
         )
         checked = f"{checked}; {against}" if checked else against
+    if args.require_corrected:
+        checked = f"{checked}; the people's win rate required" if checked else "the people's win rate required"
     checked = checked or "no thresholds given: job status only"
     if failures:
         jobs_failing = len({finding.job for finding in failures})

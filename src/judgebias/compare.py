@@ -21,7 +21,9 @@ from judgebias.core.errors import EXIT_USER_ERROR, UserError
 from judgebias.core.summary import Summary, SummaryError, read_summary
 from judgebias.figures.comparison import DEFAULT_LISTED, DEFAULT_RESAMPLES, Comparison, RunFiles, compare_runs
 from judgebias.figures.comparison_text import format_comparison, format_sweep
+from judgebias.figures.metrics import PeopleSettings
 from judgebias.figures.paired import SIDE_FIELDS
+from judgebias.io.design import read_design
 from judgebias.io.files import read_user_text, write_json
 from judgebias.io.run_dir import RunDir
 from judgebias.io.verdict_files import fetch_lines, read_verdicts
@@ -39,6 +41,23 @@ def read_run(folder: Path) -> RunFiles:
     summary = _summary(run.summary, folder)
     _text(run.verdicts, folder, read=False)  # a missing file says whether the run stopped before it finished
     return RunFiles(folder, summary, read_verdicts(run.verdicts))
+
+
+def people_of(run: RunFiles) -> PeopleSettings | None:
+    """How the base run's labels corrected its figures (its sampling design, its prediction), for the comparison's
+    corrected figures; None: the labels are taken as a uniform sample."""
+    corrected = run.summary.get("corrected") or {}
+    source = (corrected.get("design") or {}).get("source")
+    prediction = str(corrected.get("prediction") or "auto")
+    if not source:
+        return PeopleSettings(prediction=prediction) if corrected else None
+    try:
+        design = read_design(Path(source), None)
+    except UserError as error:
+        raise UserError(
+            f"{run.folder}: its corrected figures used a sample this comparison cannot read: {error}"
+        ) from None
+    return PeopleSettings(design=design, prediction=prediction)
 
 
 def with_replies(comparison: Comparison) -> list[dict[str, Any]]:
@@ -101,7 +120,12 @@ def sweep_comparisons(sweep: Path, baseline_job: str, **settings: Any) -> list[t
             f"--baseline-job {baseline_job}: no finished job of that name in {sweep} (jobs: {', '.join(names) or 'none'})"
         )
     base = read_run(jobs[names.index(baseline_job)].path)
-    return [(job.name, compare_runs(base, read_run(job.path), **settings)) for job in jobs if job.name != baseline_job]
+    people = people_of(base)
+    return [
+        (job.name, compare_runs(base, read_run(job.path), people=people, **settings))
+        for job in jobs
+        if job.name != baseline_job
+    ]
 
 
 # ---------------------------------------------------------------- command
@@ -161,7 +185,8 @@ def main(argv: Sequence[str] | None = None, echo: Callable[[str], None] = say) -
             return 0
         if len(args.paths) != 2:
             raise UserError("give two run folders (BASE CAND), or one sweep folder with --baseline-job")
-        comparison = compare_runs(read_run(args.paths[0]), read_run(args.paths[1]), **settings)
+        base = read_run(args.paths[0])
+        comparison = compare_runs(base, read_run(args.paths[1]), people=people_of(base), **settings)
         echo(format_comparison(comparison))
         if args.out is not None:
             document = _document(comparison)

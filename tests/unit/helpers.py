@@ -7,11 +7,11 @@ from typing import Any
 from judgebias.backends.scripted import ScriptedJudge
 from judgebias.config.schema import RubricConfig
 from judgebias.core.item import Item
+from judgebias.core.judged import item_result
 from judgebias.core.parsing import parse_reply
 from judgebias.core.prompt import shown
 from judgebias.core.record import CallResult, ItemResult, Request
 from judgebias.core.verdict import is_consistent, reconcile
-from judgebias.engine.runner import item_result
 
 
 def row(call1: str, call2: str | None, id: str = "x", **fields: Any) -> ItemResult:

@@ -9,16 +9,10 @@ from typing import Any
 
 import pytest
 
+from judgebias.core.judged import ensemble_results, soft_preference
 from judgebias.core.record import CallResult, ItemResult
-from judgebias.figures import metrics
-from judgebias.figures.metrics import (
-    ONE_ORDER_NOTE,
-    SOFT_NOTE,
-    bradley_terry_ratings,
-    ensemble_results,
-    soft_preference,
-    summarize,
-)
+from judgebias.figures import catalogue
+from judgebias.figures.metrics import ONE_ORDER_NOTE, SOFT_NOTE, bradley_terry_ratings, summarize
 from tests.unit.helpers import row
 
 
@@ -441,14 +435,16 @@ def test_intervals_cover_every_rate() -> None:
         "soft_win_rate_mean",
     }
     cannot_have = no_judge_family | one_sample_per_order
-    assert cannot_have <= set(metrics._CI_ORDER)
-    expected = set(metrics._CI_ORDER) - cannot_have
+    assert cannot_have <= set(catalogue.with_intervals())
+    expected = set(catalogue.with_intervals()) - cannot_have
     assert expected == set(s["ci"])
     # A figure dropped from the interval order shows up here: the only numbers without one are a setting, the
     # human ceiling, a test's p-value and a share of calls.
     without_interval = {"agreement_threshold", "agreement_ceiling", "first_position_p", "no_verdict_share"}
     assert without_interval == {k for k, v in s.items() if isinstance(v, float)} - set(s["ci"])
-    assert {None} == set(summarize(data, resamples=0)["ci"].values())
+    undrawn = summarize(data, resamples=0)["ci"]  # no bootstrap: none drawn; the corrected ones come with their figure
+    assert {None} == {undrawn[name] for name in undrawn if name in catalogue.bootstrapped()}
+    assert all(undrawn[name] for name in undrawn if name not in catalogue.bootstrapped())
 
 
 def _json_types_only(value: Any) -> bool:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from judgebias.core.item import Item
+from judgebias.core.judged import item_result
 from judgebias.core.record import CallResult
 from judgebias.core.style import Style, style_of, styles_of
-from judgebias.engine.runner import item_result
 from judgebias.io.dataset import normalize_item
 
 FORMATTED = "## Steps\n\n1. **Preheat** the oven.\n2. Bake for *20* minutes."

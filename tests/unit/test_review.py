@@ -14,8 +14,9 @@ from tests.helpers import write_items
 PAIRS = [{"id": f"p{i}", "question": f"q{i}?", "a": f"x{i}", "b": f"y{i}"} for i in range(4)]
 
 
-def test_uncertain_first_puts_inconsistent_then_high_entropy_items_first() -> None:
-    """Inconsistent items lead, then the soft distributions' balanced position entropy decides."""
+def test_uncertain_sampling_favours_inconsistent_then_high_entropy_items_and_never_excludes_any() -> None:
+    """A Poisson design: an inconsistent item is likelier to be drawn than an unsure one, an unsure one than a sure
+    one, none has probability 0, they sum to the size asked; what is drawn comes most uncertain first."""
     sure = position_entropy(
         order_distribution("a", {"A": 0.9, "B": 0.1}, 1), order_distribution("a", {"B": 0.9, "A": 0.1}, 2)
     )
@@ -27,15 +28,24 @@ def test_uncertain_first_puts_inconsistent_then_high_entropy_items_first() -> No
         Judged("flip", "tie", False),
         Judged("unsure", "1", True, entropy=unsure),
     ]
-    assert ["flip", "unsure"] == [j.id for j in draw(items, 2, Strategy.uncertain, seed=0)]
+    items += [Judged(f"plain{k}", "1", True) for k in range(100)]
+
+    drawn = draw(items, 6, Strategy.uncertain, seed=0)
+
+    p = drawn.probabilities
+    assert p["flip"] >= p["unsure"] > p["sure"] > p["plain0"] > 0 and min(p.values()) > 0
+    assert 6.0 == pytest.approx(sum(p.values()))
     assert 1.0 == pytest.approx(unsure) and sure < 0.5
+    order = [items[[i.id for i in items].index(j.id)] for j in drawn.items]
+    assert order == sorted(order, key=lambda j: -(j.entropy + (j.consistent is False)))
 
 
 def test_stratified_draws_each_stratum_in_proportion() -> None:
-    """Half the items consistent, half not: a sample of 4 of 8 takes two of each."""
+    """Half the items consistent, half not: a sample of 4 of 8 takes two of each, each item with probability 1/2."""
     items = [Judged(f"i{k}", "1", k % 2 == 0) for k in range(8)]
-    chosen = draw(items, 4, Strategy.stratified, seed=5)
-    assert 2 == sum(j.consistent for j in chosen)
+    drawn = draw(items, 4, Strategy.stratified, seed=5)
+    assert 2 == sum(bool(j.consistent) for j in drawn.items)
+    assert {item.id: 0.5 for item in items} == drawn.probabilities
 
 
 @pytest.mark.parametrize(

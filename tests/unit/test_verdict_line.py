@@ -9,10 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from judgebias.core.item import Item
+from judgebias.core.judged import ensemble_results, item_result
 from judgebias.core.record import CallResult
 from judgebias.engine.outputs import VerdictWriter, verdict_line
-from judgebias.engine.runner import item_result
-from judgebias.figures.metrics import ensemble_results
 from judgebias.io.run_dir import RunDir
 
 ITEM = Item(

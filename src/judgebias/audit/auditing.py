@@ -22,33 +22,15 @@ from judgebias.audit.formats.common import Converted, Format, Options, digest, j
 from judgebias.audit.report import format_audit
 from judgebias.config.schema import ProgressMode
 from judgebias.core.errors import UserError
+from judgebias.figures import catalogue
 from judgebias.io.files import write_json, write_jsonl, write_text_atomic
 from judgebias.io.run_dir import RunDir
 
-# The figures of each replay shown in audit.json and audit.md, with their intervals.
-FIGURES = (
-    "n_items",
-    "win_rate",
-    "position_consistency",
-    "biased_first",
-    "biased_second",
-    "first_position_p",
-    "n_invalid",
-    "longer_wins",
-    "length_controlled_win_rate",
-    "styled_wins",
-    "style_controlled_win_rate",
-    "human_agreement",
-    "cohen_kappa",
-    "human_vote_agreement",
-)
-NOTE_OF = {  # where a summary says why a figure is missing, when not under FIGURE_note
-    "length_controlled_win_rate": "length_controlled_note",
-    "style_controlled_win_rate": "style_controlled_note",
-    "styled_wins": "style_note",
-    "longer_wins": "length_note",
-}
-POSITIONAL = ("position_consistency", "biased_first", "biased_second", "first_position_p")
+# The figures of each replay shown in audit.json and audit.md, with their intervals (the catalogue's), where a summary
+# says why each is missing, and those that need both orders (withheld when the order shown is not known).
+FIGURES = tuple(entry.name for entry in catalogue.shown_in("audit"))
+NOTE_OF = {entry.name: entry.note_key for entry in catalogue.shown_in("audit")}
+POSITIONAL = tuple(entry.name for entry in catalogue.shown_in("audit") if entry.positional)
 AUDIT_OUTPUTS = frozenset({"items.jsonl", "judgments.jsonl", "audit.json", "audit.md", "runs"})
 NAME_CHARS = 60  # the longest folder name made from a judge's or model's name (longer ones end in a hash)
 
@@ -151,9 +133,7 @@ def figures_of(summary: Mapping[str, Any], *, trusted: bool) -> dict[str, Any]:
     ci = summary.get("ci", {})
     out: dict[str, Any] = {key: summary.get(key) for key in FIGURES}
     out["ci"] = {key: value for key, value in ci.items() if key in FIGURES}
-    notes = {
-        key: summary[NOTE_OF.get(key, f"{key}_note")] for key in FIGURES if summary.get(NOTE_OF.get(key, f"{key}_note"))
-    }
+    notes = {key: summary[NOTE_OF[key]] for key in FIGURES if summary.get(NOTE_OF[key])}
     if not trusted:
         for key in POSITIONAL:
             out[key] = None

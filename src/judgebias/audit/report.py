@@ -6,9 +6,11 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from judgebias.figures import catalogue
 from judgebias.figures.formatting import ci_text, counted, p_text, pct
 
-NOT_RATES = ("first_position_p", "cohen_kappa", "n_items", "n_invalid")
+POSITIONAL = frozenset(entry.name for entry in catalogue.FIGURES if entry.positional)  # need both orders
+
 REASONS = {
     "human_agreement": "the files carry no human labels",
     "cohen_kappa": "the files carry no human labels",
@@ -20,7 +22,7 @@ REASONS = {
 
 
 def _figure(key: str, value: Any, bounds: Any) -> str:
-    if isinstance(value, float) and key not in NOT_RATES:
+    if isinstance(value, float) and catalogue.percent(key):
         return pct(value) + ci_text(bounds)
     if isinstance(value, float):
         return f"{value:.3g}" + (f" [{bounds[0]:.3g}, {bounds[1]:.3g}]" if bounds else "")
@@ -35,7 +37,7 @@ def figure_lines(figures: Mapping[str, Any], *, one_order: bool, indent: str = "
         if key in ("ci", "notes", "run", "position", "tool"):
             continue
         if value is None:
-            if one_order and key in ("position_consistency", "biased_first", "biased_second", "first_position_p"):
+            if one_order and key in POSITIONAL:
                 reason = "one order recorded per item (the position figure is first-shown wins, below)"
             else:
                 reason = notes.get(key) or REASONS.get(key, "not measurable on these items")

@@ -69,6 +69,11 @@ def check_settings(config: Config) -> None:
     ):
         if bound.problem(value):
             raise UserError(f"{name}={value} must be from {bound.low} to {bound.high:,}: {bound.hint.strip('()')}")
+    if config.calibration.min_labels < 2:
+        raise UserError(
+            f"calibration.min_labels={config.calibration.min_labels} must be at least 2 (default 10): an interval "
+            "needs at least two labels"
+        )
     if config.max_cost_usd is not None and not config.max_cost_usd > 0:
         raise UserError(f"max_cost_usd={config.max_cost_usd} must be more than 0 (or null for no cap)")
     if config.max_tokens_total is not None and config.max_tokens_total < 1:

@@ -220,6 +220,23 @@ class CacheConfig:
     reask: list[str] = field(default_factory=list)  # cached outcomes asked again: refusal, content_filter, ..., foreign
 
 
+class Prediction(StrEnum):
+    """What stands for the judge's answer when people's labels correct the figures (`calibration.prediction`)."""
+
+    auto = "auto"  # its soft preference where every item has one (log-probabilities), else its verdict
+    verdict = "verdict"  # its verdict's score: a 1, a tie ½, b 0
+    soft = "soft"  # its soft preference (judge.logprobs=true)
+
+
+@dataclass
+class CalibrationConfig:
+    """How people's labels correct the run's figures into the people's number (docs/calibration.md)."""
+
+    sample: str | None = None  # a review sample.json: only its labels correct the figures, weighted by its design
+    prediction: Prediction = Prediction.auto
+    min_labels: int = 10  # fewer labelled items than this: no correction, and the summary says why
+
+
 @dataclass
 class BootstrapConfig:
     """The bootstrap behind every interval: over items, or over clusters of items that share a question."""
@@ -240,6 +257,7 @@ class Config:
     max_concurrency: int = 16
     cache: CacheConfig = field(default_factory=CacheConfig)
     bootstrap: BootstrapConfig = field(default_factory=BootstrapConfig)
+    calibration: CalibrationConfig = field(default_factory=CalibrationConfig)
     agreement_threshold: float = 0.75  # warn when human agreement is below this
     dry_run: bool = False  # render prompts and count cache misses; call nothing
     max_cost_usd: float | None = (

@@ -8,6 +8,7 @@ picked, so an inconsistent item scores 1 bit and a consistent one 0. The paper s
 
 from __future__ import annotations
 
+import hashlib
 import math
 import random
 from collections import defaultdict
@@ -35,6 +36,11 @@ class Judged:
     consistent: bool | None
     category: str | None = None
     entropy: float = 0.0  # balanced position diversity entropy, bits
+
+
+def item_digest(question: str, a: str, b: str) -> str:
+    """What a label is about: the item's question and answers as sampled (a label on a changed item is stale)."""
+    return hashlib.sha256("\x00".join((question, a, b)).encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def order_distribution(pick: str | None, probs: Mapping[str, float] | None, order: int) -> dict[str, float]:
@@ -67,28 +73,89 @@ def sample_size(total: int, n: int | None, fraction: float | None) -> int:
     return min(total, math.ceil(UNCERTAIN_SHARE * total))
 
 
-def draw(items: Sequence[Judged], size: int, strategy: Strategy, seed: int) -> list[Judged]:
-    """`size` items by `strategy`, in the order people should see them (uncertain: most uncertain first)."""
+@dataclass(frozen=True)
+class Drawn:
+    """A sample and its design: the items drawn, in the order people should see them, and every candidate's
+    probability of being drawn (what makes the labels stand for every item: the run weighs a label by 1/π)."""
+
+    items: list[Judged]
+    probabilities: dict[str, float]
+
+
+FLOOR_SHARE = 0.1  # uncertain: every item at least this share of the average probability (never 0)
+# uncertain: a sure item's worth; one whose orders disagreed (2 bits) is drawn up to 3 times as often
+BASE_UNCERTAINTY = 1.0
+
+
+def draw(items: Sequence[Judged], size: int, strategy: Strategy, seed: int) -> Drawn:
+    """About `size` items by `strategy`, with each candidate's inclusion probability. random: a simple random sample
+    (π = size / candidates); stratified: a simple random sample in each (verdict, category, consistent) stratum, sized
+    in proportion, every stratum at least one where the size allows; uncertain: Poisson sampling with π growing with
+    the judge's uncertainty (an inconsistent item counts a bit more than its entropy), at least FLOOR_SHARE of the
+    average, so the size is `size` on average and the most uncertain items come first."""
     rng = random.Random(seed)
     if strategy is Strategy.random:
-        return rng.sample(list(items), size)
+        chosen = rng.sample(list(items), size)
+        chance = size / len(items) if items else 0.0
+        return Drawn(chosen, {item.id: chance for item in items})
     if strategy is Strategy.uncertain:
-        shuffled = rng.sample(list(items), len(items))  # equal uncertainty: a seeded random order
-        return sorted(shuffled, key=lambda j: (j.consistent is not False, -j.entropy))[:size]
+        probabilities = uncertain_probabilities(items, size)
+        chosen = [item for item in items if rng.random() < probabilities[item.id]]
+        shuffled = rng.sample(chosen, len(chosen))  # equal uncertainty: a seeded random order
+        return Drawn(sorted(shuffled, key=lambda j: -uncertainty(j)), probabilities)
     return _stratified(items, size, rng)
 
 
-def _stratified(items: Sequence[Judged], size: int, rng: random.Random) -> list[Judged]:
-    """Proportional allocation over (verdict, category, consistent) strata, largest remainders first."""
+def uncertainty(item: Judged) -> float:
+    """How unsure the judge was of an item: the position entropy, plus a bit for orders that disagreed."""
+    return item.entropy + (1.0 if item.consistent is False else 0.0)
+
+
+def uncertain_probabilities(items: Sequence[Judged], size: float) -> dict[str, float]:
+    """Poisson inclusion probabilities min(1, max(floor, c·(1 + u))) summing to `size` (c found by bisection): an
+    item's chance grows with its uncertainty u (at most three times a sure item's: weights much larger than the
+    average would cost the estimate more than the uncertain items' labels bring), none below FLOOR_SHARE of the
+    average."""
+    if not items:
+        return {}
+    total = len(items)
+    floor = min(1.0, FLOOR_SHARE * size / total)
+    raw = [uncertainty(item) for item in items]
+    base = BASE_UNCERTAINTY  # a sure item's worth
+
+    def chances(scale: float) -> list[float]:
+        return [min(1.0, max(floor, scale * (u + base))) for u in raw]
+
+    low, high = 0.0, 1.0
+    while sum(chances(high)) < size and high < 1e12:
+        high *= 2.0
+    for _ in range(100):
+        middle = (low + high) / 2.0
+        low, high = (middle, high) if sum(chances(middle)) < size else (low, middle)
+    return {item.id: chance for item, chance in zip(items, chances(high), strict=True)}
+
+
+def _stratified(items: Sequence[Judged], size: int, rng: random.Random) -> Drawn:
+    """Proportional allocation over (verdict, category, consistent) strata, largest remainders first, every stratum
+    at least one item when the size allows it (a stratum drawn from not at all would have probability 0)."""
     strata: dict[tuple[str, str, str], list[Judged]] = defaultdict(list)
     for item in items:
         strata[(item.verdict, item.category or "", str(item.consistent))].append(item)
     total = len(items)
     quotas = {key: size * len(members) / total for key, members in strata.items()}
     taken = {key: math.floor(q) for key, q in quotas.items()}
+    if size >= len(strata):
+        taken = {key: max(1, count) for key, count in taken.items()}
     left = size - sum(taken.values())
-    for key in sorted(quotas, key=lambda k: (taken[k] - quotas[k], sorted(strata).index(k)))[:left]:
+    order = sorted(quotas, key=lambda k: (taken[k] - quotas[k], sorted(strata).index(k)))
+    for key in order[:left] if left > 0 else ():
         taken[key] += 1
+    for key in reversed(order):  # the minimum of one may have gone over the size: take back from the largest
+        while sum(taken.values()) > size and taken[key] > 1:
+            taken[key] -= 1
     chosen = [member for key in sorted(strata) for member in rng.sample(strata[key], taken[key])]
     rng.shuffle(chosen)
-    return chosen
+    probabilities = {
+        member.id: taken[key] / len(members) for key, members in strata.items() if taken[key] for member in members
+    }
+    return Drawn(chosen, probabilities)

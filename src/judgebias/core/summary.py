@@ -181,6 +181,53 @@ class HumanLabels(TypedDict, total=False):
     human_agreement_ties_left_out: int  # tie labels, not counted in human_agreement
 
 
+# One figure as people would give it (figures.corrected): the estimate and its prediction-powered interval, the
+# judge's own and the labels' own beside it, PPI++'s λ (0: the labels alone; 1: plain PPI), and what the labels are
+# worth with the judge's help. Declared by a mapping: "lambda" is a keyword of Python, and the key summary.json writes.
+CorrectedFigure = TypedDict(
+    "CorrectedFigure",
+    {
+        "estimate": float,
+        "ci": list[float],  # at the section's level
+        "se": float,
+        "lambda": float,
+        "judge_only": float | None,  # the judge's own figure (the run's uncorrected one)
+        "judge_only_ci": list[float] | None,
+        "labels_only": float,  # the classical estimate from the labelled items alone
+        "labels_only_ci": list[float],
+        "effective_labels": float,  # labels alone would need this many to be as precise
+        "judge_error": float,  # every item labelled: the judge's figure minus the people's
+    },
+    total=False,
+)
+
+
+class CorrectedSection(TypedDict, total=False):
+    """How the corrected figures were made: the method, the judge's prediction, the design, the labels, the plan."""
+
+    method: str
+    prediction: str  # "verdict" (its win score) or "soft" (its log-probabilities' preference)
+    design: dict[str, Any]  # kind (uniform | random | stratified | uncertain), source, note, left_out, skipped
+    labelled: int  # n: labelled items in the population
+    unlabelled: int  # N: items of the population without a label
+    level: float  # the intervals' coverage (0.95)
+    interval: str  # how the intervals were made: prediction-powered (CLT), or the cluster bootstrap of a clustered run
+    figures: dict[str, CorrectedFigure]  # win_rate, decisive_win_rate
+    refused: str  # why there is no correction (too few labels)
+    plan: dict[str, Any]  # labels a uniform sample needs for an interval of `width`
+
+
+class Corrected(TypedDict, total=False):
+    """The run's figures as people would give them, where the data has labels (docs/calibration.md)."""
+
+    corrected_win_rate: float | None
+    corrected_win_rate_note: str
+    corrected_decisive_win_rate: float | None
+    corrected_decisive_win_rate_note: str
+    corrected_length_controlled_win_rate: float | None
+    corrected: CorrectedSection
+
+
 class HumanVotes(TypedDict, total=False):
     """The judge against every person's vote, and people against each other (data with human_votes)."""
 
@@ -294,6 +341,7 @@ class MeasuredFigures(
     Soft,
     HumanLabels,
     HumanVotes,
+    Corrected,
     Repetition,
     OwnFamily,
     total=False,

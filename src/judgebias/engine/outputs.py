@@ -25,6 +25,7 @@ from judgebias.config.pricing import call_cost
 from judgebias.config.schema import Config, judges_of
 from judgebias.core.errors import RunFilesUnwritable
 from judgebias.core.item import Item
+from judgebias.core.judged import calls_by_order, majority_verdict
 from judgebias.core.record import CallFields, CallResult, ItemResult, VerdictLine
 from judgebias.core.redaction import Redactor, redact_tree
 from judgebias.core.style import Style
@@ -32,7 +33,6 @@ from judgebias.core.summary import DryRunEstimate, Summary
 from judgebias.core.tokens import estimate_prompt_tokens
 from judgebias.core.verdict import item_pick, item_winner
 from judgebias.figures.formatting import supported_ratings
-from judgebias.figures.metrics import calls_by_order, majority_verdict
 from judgebias.io.files import keep_whole_lines, unwritable, write_csv, write_json
 from judgebias.io.revision import git_revision
 from judgebias.io.run_dir import RunDir
@@ -474,10 +474,14 @@ def write_run(
 def write_ratings(path: Path, ratings: Iterable[dict[str, Any]]) -> None:
     """ratings.csv: model, rating, low, high, rank, n (the items the model appears in), then the same with style
     control (style_rating, style_low, style_high, style_rank; empty when the answers never differ in formatting);
-    every rating rounded to what its interval supports, the step in rounded_to / style_rounded_to."""
+    every rating rounded to what its interval supports, the step in rounded_to / style_rounded_to; where the data
+    has labels, people_rating, people_low, people_high (prediction-powered, docs/calibration.md)."""
     columns = ["model", "rating", "low", "high", "rank", "n", "style_rating", "style_low", "style_high", "style_rank"]
     columns += ["rounded_to", "style_rounded_to"]
-    write_csv(path, columns, [supported_ratings(row) for row in ratings])
+    rows = [supported_ratings(row) for row in ratings]
+    if any("people_rating" in row for row in rows):  # the data has labels: the ratings as people would give them
+        columns += ["people_rating", "people_low", "people_high", "people_rounded_to"]
+    write_csv(path, columns, rows)
 
 
 def config_hash(config: Config) -> str:

@@ -40,24 +40,24 @@ from judgebias.core.errors import (
     UserError,
 )
 from judgebias.core.item import Item, shared_name
+from judgebias.core.judged import ensemble_results, item_result
 from judgebias.core.prompt import render_messages, shown
 from judgebias.core.reading import read_reply
-from judgebias.core.record import CallResult, ItemResult, Reply, Request, new_item_result, slim_calls
+from judgebias.core.record import CallResult, Reply, Request
 from judgebias.core.redaction import public_endpoint
-from judgebias.core.style import style_of, styles_of
 from judgebias.core.summary import DryRunEstimate, Summary
-from judgebias.core.verdict import is_consistent, reconcile
 from judgebias.engine import outputs
 from judgebias.engine.budget import Budget, Meter, Spend, UnusedAttempts, charged, metered, worst_case
 from judgebias.engine.items import Part, RunItems
 from judgebias.engine.parts import JudgePart, PartJudged, PartProcess, parts_wanted, started
 from judgebias.engine.progress import Progress
 from judgebias.figures.clustering import Clustering
-from judgebias.figures.metrics import ensemble_results, soft_preference
+from judgebias.figures.corrected import Design
 from judgebias.figures.provenance import foreign_reason, judge_origin, routed_elsewhere
 from judgebias.figures.rows import Rows
 from judgebias.figures.summary import build_summary, ratings_for
 from judgebias.io.dataset import resolve_path
+from judgebias.io.design import read_design
 from judgebias.io.files import write_json
 from judgebias.io.run_dir import RunDir
 from judgebias.process.command import say
@@ -169,6 +169,7 @@ def run_experiment(
     """
     run = run_dir if isinstance(run_dir, RunDir) else RunDir(run_dir)
     check_settings(config)
+    design = _design(config)  # a sample of another dataset stops the run here, before any judge call
     items, judgings, notes = _judges_and_items(config)
     clustering, clusters = items.clustering()  # a wrong field stops the run here
     items.release_check()
@@ -198,12 +199,21 @@ def run_experiment(
     finally:
         cache.close()
         used.abandon()  # a run that stopped early leaves no half-written key list
-    summary = _summarise(config, judgings, judged, notes, clustering, echo)
-    outputs.write_run(run, config, summary, ratings_for(judged.combined, config, clustering), judged.verdicts)
+    summary = _summarise(config, judgings, judged, notes, clustering, echo, design)
+    ratings = ratings_for(judged.combined, config, clustering, design)
+    outputs.write_run(run, config, summary, ratings, judged.verdicts)
     echo(console.format_summary(summary, overrides))
     if judged.full.full:
         raise judged.full.ending(cache.directory, int(summary.get("calls_live") or 0))
     return summary
+
+
+def _design(config: Config) -> Design | None:
+    """The sampling design the labels were drawn by (calibration.sample), checked against the run's dataset."""
+    sample = config.calibration.sample
+    if sample is None:
+        return None
+    return read_design(Path(sample), resolve_path(config.data.path, config.data.root))
 
 
 def _judges_and_items(config: Config) -> tuple[RunItems, list[Judging], list[str]]:
@@ -299,6 +309,7 @@ def _summarise(
     notes: list[str],
     clustering: Clustering | None,
     echo: Callable[[str], None],
+    design: Design | None = None,
 ) -> Summary:
     """summary.json: the figures of the rows, then what the backends, the cap and the imports counted."""
     budget, full = judged.budget, judged.full
@@ -327,6 +338,7 @@ def _summarise(
         retries=sum(judging.backend.retries for judging in judgings),
         timeouts=sum(judging.backend.timeouts for judging in judgings),
         clustering=clustering,
+        design=design,
     )
     gateway_failed = sum(judging.backend.gateway_retries_failed for judging in judgings)
     summary["gateway_retries"] = int(summary.get("gateway_retries") or 0) + gateway_failed
@@ -971,39 +983,3 @@ def _origin(reply: Reply) -> dict[str, Any] | None:
     """What the server reported of a reply's origin beyond its model (verdicts.jsonl's origin1/origin2)."""
     origin = {name: value for name in ORIGIN_FIELDS if (value := getattr(reply, name))}
     return origin or None
-
-
-def item_result(item: Item, all_calls: list[CallResult], *, slim: bool = False) -> ItemResult:
-    """One judge's row for one item from its one or two calls (the first sample of each order; all are kept, without
-    their replies when `slim`: ItemResult.without_replies of the row, built once)."""
-    calls = [call for call in all_calls if call.sample == 0] or all_calls
-    call1 = calls[0].label
-    call2 = calls[1].label if len(calls) > 1 else None
-    probs1, probs2 = calls[0].probs, calls[1].probs if len(calls) > 1 else None
-    style_a, style_b = item.style_a, item.style_b
-    if style_a is None and style_b is None:  # read from the answers (normalising left them as they were)
-        style_a, style_b = styles_of(item.a, item.b)
-    style_a = style_of(item.a) if style_a is None else style_a
-    style_b = style_of(item.b) if style_b is None else style_b
-    return new_item_result(
-        id=item.id,
-        verdict=reconcile(call1, call2),
-        call1=call1,
-        call2=call2,
-        consistent=is_consistent(call1, call2),
-        human=item.human,
-        human_votes=item.human_votes,
-        human_voters=item.human_voters,
-        model_a=item.model_a,
-        model_b=item.model_b,
-        chars_a=len(item.a),
-        chars_b=len(item.b),
-        words_a=len(item.a.split()),
-        words_b=len(item.b.split()),
-        tokens_a=item.tokens_a,
-        tokens_b=item.tokens_b,
-        soft=soft_preference(probs1, probs2) if probs1 is not None or probs2 is not None else None,
-        style_a=style_a,
-        style_b=style_b,
-        calls=slim_calls(tuple(all_calls)) if slim else tuple(all_calls),
-    )

@@ -22,7 +22,7 @@ from numpy.typing import NDArray
 
 from judgebias.core.errors import UserError
 from judgebias.core.summary import SUMMARY_SCHEMA_VERSION, Summary
-from judgebias.figures.metrics import IntArray, measure
+from judgebias.figures.metrics import IntArray, PeopleSettings, measure
 from judgebias.figures.paired import (
     BETTER,
     MOVE_KINDS,
@@ -228,6 +228,7 @@ def compare_runs(
     resamples: int | None = None,
     seed: int | None = None,
     listed: int = DEFAULT_LISTED,
+    people: PeopleSettings | None = None,
 ) -> Comparison:
     """The paired comparison on the items both runs judged (matched by id, in the base's order).
 
@@ -252,7 +253,8 @@ def compare_runs(
     groups, cluster = _clusters(base, cand, matching, notes)
     measured = [
         with_invalid_rate(
-            measure(rows, resamples=0, agreement_threshold=_setting(run, "agreement_threshold", 0.75)), rows
+            measure(rows, resamples=0, agreement_threshold=_setting(run, "agreement_threshold", 0.75), people=people),
+            rows,
         )
         for run, rows in ((base, base_rows), (cand, cand_rows))
     ]

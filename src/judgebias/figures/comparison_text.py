@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from judgebias.figures.catalogue import percent, shown_in
 from judgebias.figures.comparison import Comparison
 from judgebias.figures.formatting import p_text
-from judgebias.figures.paired import FIGURE_NAMES, Difference
-
-PERCENT_FIGURES = set(FIGURE_NAMES) - {"preference_score", "cohen_kappa"}
+from judgebias.figures.paired import BETTER, Difference
 
 
 def value_text(name: str, value: float | None) -> str:
@@ -18,7 +17,7 @@ def value_text(name: str, value: float | None) -> str:
         return "n/a"
     if name == "cost_usd":
         return f"${value:.4f}"
-    return f"{100 * value:.1f}%" if name in PERCENT_FIGURES else f"{value:.3f}"
+    return f"{100 * value:.1f}%" if percent(name) else f"{value:.3f}"
 
 
 def diff_text(name: str, difference: Difference) -> str:
@@ -27,8 +26,8 @@ def diff_text(name: str, difference: Difference) -> str:
         return "n/a"
     if name == "cost_usd":
         return f"{difference.diff:+.4f}"
-    scale, unit = (100.0, " pts") if name in PERCENT_FIGURES else (1.0, "")
-    digits = 1 if name in PERCENT_FIGURES else 3
+    scale, unit = (100.0, " pts") if percent(name) else (1.0, "")
+    digits = 1 if percent(name) else 3
     text = f"{scale * difference.diff:+.{digits}f}"
     if difference.ci is not None:
         low, high = difference.ci
@@ -71,7 +70,7 @@ def format_comparison(comparison: Comparison) -> str:
     return "\n".join(lines)
 
 
-SWEEP_COLUMNS = ("win_rate", "position_consistency", "biased_first", "biased_second", "human_agreement")
+SWEEP_COLUMNS = tuple(figure.name for figure in shown_in("sweep") if figure.name in BETTER and figure.kind == "rate")
 
 
 def format_sweep(baseline_job: str, comparisons: Sequence[tuple[str, Comparison]]) -> str:

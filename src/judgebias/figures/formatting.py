@@ -78,7 +78,9 @@ def step_decimals(step: float | None, default: int = 3) -> int:
 def supported_ratings(row: Mapping[str, Any]) -> dict[str, Any]:
     """A ratings row with rating/low/high (and style_*) rounded to what each interval supports, the steps added."""
     out = dict(row)
-    for prefix in ("", "style_"):
+    for prefix in ("", "style_", "people_"):
+        if prefix == "people_" and "people_rating" not in row:
+            continue
         step = supported_step(row.get(f"{prefix}low"), row.get(f"{prefix}high"))
         for name in (f"{prefix}rating", f"{prefix}low", f"{prefix}high"):
             out[name] = round_to(row.get(name), step)

@@ -15,16 +15,20 @@ import functools
 import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
 
-from judgebias.core.record import CallResult, ItemResult
+from judgebias.core.judged import calls_by_order, majority_label, soft_preference
+from judgebias.core.record import ItemResult
 from judgebias.core.style import FEATURES, Style
 from judgebias.core.summary import (
     CallCounts,
+    Corrected,
+    CorrectedSection,
     Counts,
     Figures,
     HumanLabels,
@@ -43,9 +47,21 @@ from judgebias.core.summary import (
     figure_value,
 )
 from judgebias.core.verdict import WIN_SCORE, is_consistent, preference, reconcile, translate
-from judgebias.figures import identifiability, stats
+from judgebias.figures import catalogue, identifiability, stats
 from judgebias.figures.calibration import calibrate
 from judgebias.figures.clustering import Clustering
+from judgebias.figures.corrected import (
+    MIN_LABELS,
+    Design,
+    People,
+    corrected_note,
+    corrected_section,
+    decisive_replicates,
+    length_controlled_replicates,
+    people_length_controlled,
+    people_of,
+    win_rate_replicates,
+)
 from judgebias.figures.formatting import TOO_FEW_RESAMPLES, counted
 from judgebias.figures.rows import RowKind, Rows
 from judgebias.figures.stats import FloatArray
@@ -64,38 +80,6 @@ ONE_ORDER_NOTE = (
 SOFT_NOTE = "judge.logprobs=true, but the endpoint returned no log-probabilities: no soft verdicts"
 NO_LENGTH_NOTE = "no answer lengths were recorded (chars and words are 0 for every item)"
 NO_STYLE_NOTE = "no style features were recorded (style_a and style_b are missing for every item)"
-
-# Order of the `ci` entries (only figures present in the summary get one).
-_CI_ORDER = (
-    "win_rate",
-    "decisive_win_rate",
-    "position_consistency",
-    "flip_rate",
-    "residual_flip_rate",
-    "biased_first",
-    "biased_second",
-    "preference_score",
-    "win_rate_consistent",
-    "win_rate_pooled",
-    "longer_wins",
-    "length_verdict_corr",
-    "length_controlled_win_rate",
-    "styled_wins",
-    "style_controlled_win_rate",
-    "soft_win_rate",
-    "human_agreement",
-    "human_agreement_decisive",
-    "cohen_kappa",
-    "human_vote_agreement",
-    "human_vote_agreement_no_ties",
-    "human_human_agreement",
-    "self_preference",
-    "repetition_stability_order1",
-    "repetition_stability_order2",
-    "majority_win_rate",
-    "majority_position_consistency",
-    "soft_win_rate_mean",
-)
 
 Mask = NDArray[np.uint8]  # 0/1 per item (see _mask)
 Rate = tuple[NDArray[Any], NDArray[Any]]  # float64 columns, masks, or a signed difference of two masks
@@ -164,6 +148,8 @@ class Measured:
     groups: IntArray | None  # each row's cluster number (None: items are resampled)
     derived: Mapping[str, float | None] = dataclasses.field(default_factory=dict)  # figures summary.json does
     # not state but a comparison measures (invalid_rate)
+    computed: Mapping[str, list[float]] = dataclasses.field(default_factory=dict)  # intervals that come with
+    # their figure (the corrected figures' prediction-powered ones), not drawn by the run's bootstrap
 
     def value(self, name: str) -> float | None:
         """Figure `name`'s point value (None: absent or undefined)."""
@@ -176,11 +162,11 @@ class Measured:
             return stats.ratio(weights @ numerator, weights @ denominator)
         return self.others[name](weights)
 
-    def columns(self) -> list[NDArray[Any]]:
-        """Every per-item column a figure's replicates read (each array once), and the clusters: items equal in
-        all of them are alike to every figure and to the bootstrap."""
+    def columns(self, skip: AbstractSet[str] = frozenset()) -> list[NDArray[Any]]:
+        """Every per-item column a figure's replicates read (each array once; those of `skip` left out), and the
+        clusters: items equal in all of them are alike to every figure and to the bootstrap."""
         found: dict[int, NDArray[Any]] = {id(c): c for rate in self.rates.values() for c in rate}
-        found |= {id(c): c for statistic in self.others.values() for c in statistic.columns}
+        found |= {id(c): c for name, statistic in self.others.items() if name not in skip for c in statistic.columns}
         if self.groups is not None:
             found[id(self.groups)] = self.groups
         return list(found.values())
@@ -193,10 +179,12 @@ class Measured:
         return dataclasses.replace(self, rates=rates, others=others, groups=groups)
 
 
-def bootstrap_units(measured: Sequence[Measured], n: int, groups: IntArray | None = None) -> stats.Units:
+def bootstrap_units(
+    measured: Sequence[Measured], n: int, groups: IntArray | None = None, skip: AbstractSet[str] = frozenset()
+) -> stats.Units:
     """The units of the bootstrap of these runs' figures (row i of each is the same item): items equal in every
-    column any figure reads, and in their cluster (each run's, or `groups`)."""
-    columns = [column for one in measured for column in one.columns()]
+    column any figure reads (but those of `skip`, not drawn), and in their cluster (each run's, or `groups`)."""
+    columns = [column for one in measured for column in one.columns(skip)]
     if groups is not None:
         columns.append(groups)
     return stats.units_of(columns, n)
@@ -211,10 +199,12 @@ def summarize(
     judge_family: str | None = None,
     logprobs_requested: bool = False,
     clustering: Clustering | None = None,
+    people: PeopleSettings | None = None,
 ) -> Figures:
     """Every figure of a run (counts, rates, position bias, human calibration, length, CIs), JSON-ready.
 
-    With `clustering` (one label per row) every interval resamples clusters, not items.
+    With `clustering` (one label per row) every interval resamples clusters, not items; `people`: how the labels
+    correct the figures (figures.corrected).
     """
     rows = Rows.of(results)
     measured = measure(
@@ -225,16 +215,43 @@ def summarize(
         judge_family=judge_family,
         logprobs_requested=logprobs_requested,
         clustering=clustering,
+        people=people,
     )
     intervals = _intervals(len(rows), resamples, seed, measured)
     drawn: Intervals = {
-        "ci": intervals,
+        "ci": {name: measured.computed.get(name, intervals.get(name)) for name in _ordered(measured, intervals)},
         "ci_degenerate": _degenerate(rows, measured, intervals, resamples),
         "bootstrap_resamples": resamples,
         "bootstrap_seed": seed,
         **_cluster_fields(clustering, measured.groups),
     }
-    return {**measured.summary, **drawn}
+    return {**measured.summary, **drawn, **people_notes(measured.summary.get("corrected"), intervals)}
+
+
+def _ordered(measured: Measured, intervals: Mapping[str, list[float] | None]) -> list[str]:
+    """The `ci` entries in the catalogue's order: the bootstrap's and those that come with their figure."""
+    return [name for name in catalogue.with_intervals() if name in intervals or name in measured.computed]
+
+
+def people_notes(section: CorrectedSection | None, intervals: Mapping[str, list[float] | None]) -> Corrected:
+    """Each corrected figure's printed note, with the judge's own interval now drawn; why there is none, when the
+    labels could not carry a correction."""
+    if section is None:
+        return {}
+    out: Corrected = {}
+    if "refused" in section:
+        out["corrected_win_rate_note"] = f"not corrected: {section['refused']}"
+        return out
+    for name, record in section["figures"].items():
+        record["judge_only_ci"] = intervals.get(name)
+        drawn = intervals.get(f"corrected_{name}")
+        if drawn is not None:  # a clustered run: the cluster bootstrap's interval, not the normal approximation's
+            record["ci"] = drawn
+        if name == "win_rate":
+            out["corrected_win_rate_note"] = corrected_note(record, section, with_plan=True)
+        elif name == "decisive_win_rate":
+            out["corrected_decisive_win_rate_note"] = corrected_note(record, section)
+    return out
 
 
 def measure(
@@ -246,9 +263,10 @@ def measure(
     judge_family: str | None = None,
     logprobs_requested: bool = False,
     clustering: Clustering | None = None,
+    people: PeopleSettings | None = None,
 ) -> Measured:
     """Every figure's point value, and what its interval is drawn from (`resamples`, `seed`: the calibration's own
-    intervals, computed here)."""
+    intervals, computed here; `people`: how the labels correct the figures, and the design they were drawn by)."""
     if resamples < 0:
         raise ValueError(f"resamples must be >= 0, got {resamples}")
     items = Rows.of(results)
@@ -282,10 +300,23 @@ def measure(
         calibration = calibrate(items.kind_of_each(), resamples=resamples, seed=seed, groups=groups)
         if calibration is not None:
             votes["calibration"] = calibration
+    settings = people or PeopleSettings()
+    length: Length | None = None
+    corrected: Corrected = {}
+    computed: dict[str, list[float]] = {}
+    weights = None
+    if settings.design is not None or any(r.human is not None or r.human_votes for r in items.kinds):
+        labelled = people_of(items, scored, settings.design, settings.prediction)
+        if settings.design is not None:  # agreement over the labels the design drew, each weighing 1/π
+            weights = labelled.item_weights()
+        length = _length(items, scored, score, decisive, figures)
+        corrected, computed = _corrected(
+            labelled, win_rates, length, items.log_ratio("words_a", "words_b"), settings, figures
+        )
     labels: HumanLabels = {}
     if any(r.human is not None for r in items.kinds):
         ceiling = votes.get("human_human_agreement")  # the human ceiling, when two people labelled an item
-        labels = _human_labels(items, scored, agreement_threshold, figures, ceiling)
+        labels = _human_labels(items, scored, agreement_threshold, figures, ceiling, weights)
     repetition: Repetition = {}
     if any(call.sample > 0 for r in items.kinds for call in r.calls):
         repetition = _samples(items, figures)
@@ -298,71 +329,73 @@ def measure(
         **win_rates,
         **_position(items, scored, score, orders, figures),
         **_pooled(items, scored, figures),
-        **_length(items, scored, score, decisive, figures),
+        **(length if length is not None else _length(items, scored, score, decisive, figures)),
         **_style(items, score, decisive, figures),
         **_soft(items, scored, figures, logprobs_requested),
         **labels,
         **votes,
+        **corrected,
         **repetition,
         **own_family,
     }
-    return Measured(summary, figures.rates, figures.others, groups)
+    section = corrected.get("corrected")
+    if groups is not None and section is not None and computed:  # pairs of one question are not independent:
+        field_name = clustering.field if clustering is not None else "clusters"  # the cluster bootstrap draws
+        section["interval"] = f"cluster bootstrap over {field_name}, at the prediction-powered λ"  # these too
+        computed = {}
+    return Measured(summary, figures.rates, figures.others, groups, computed=computed)
 
 
-def soft_preference(probs1: Mapping[str, float] | None, probs2: Mapping[str, float] | None) -> float | None:
-    """P(answer a preferred) from the label probabilities of call1 and call2, averaged over the orders."""
-    # In call2 b is shown first, so its "B" means a. A tie counts half for each side.
-    values = []
-    for probs, own in ((probs1, "A"), (probs2, "B")):
-        if probs is None:
-            continue
-        p_a, p_b, p_tie = (max(0.0, float(probs.get(label, 0.0))) for label in ("A", "B", "tie"))
-        total = p_a + p_b + p_tie
-        if total > 0.0:
-            values.append(((p_a if own == "A" else p_b) + 0.5 * p_tie) / total)
-    return stats.mean_or_none(values)
+@dataclass(frozen=True)
+class PeopleSettings:
+    """How people's labels correct a run's figures: the design they were drawn by (None: taken as a uniform
+    sample), what stands for the judge's prediction (verdict, soft, or auto: soft where every item has it), the
+    fewest labels that carry a correction."""
+
+    design: Design | None = None
+    prediction: str = "auto"
+    min_labels: int = MIN_LABELS
 
 
-def ensemble_results(per_judge: Mapping[str, Sequence[ItemResult]]) -> list[ItemResult]:
-    """One row per item from several judges' rows: majority verdict and positional calls, all calls kept."""
-    # Majorities ignore ties (and failures): verdict = "1" or "2" by more judges, "tie" when neither leads
-    # (no decisive verdict, or as many "1" as "2"); "error" only when every judge's verdict is "error".
-    # call1 (and call2) = "A" or "B" by more judges' call1 (call2), "tie" when neither leads, "error" only
-    # when every judge's call failed; call2 is None when no judge has a second order. consistent is
-    # recomputed from these majority calls, so summarize() reports the ensemble's own residual position
-    # bias. Human labels, lengths and models are copied from the first judge's row; soft = mean of the
-    # judges' soft values (None when none has one).
-    if not per_judge:
-        raise ValueError("ensemble_results needs the rows of at least one judge, got none")
-    names = list(per_judge)
-    rows = [list(per_judge[name]) for name in names]
-    ids = [r.id for r in rows[0]]
-    for name, judge_rows in zip(names[1:], rows[1:], strict=True):
-        other = [r.id for r in judge_rows]
-        if other != ids:
-            raise ValueError(
-                f"judge {name!r} has items {_first_difference(ids, other)} that do not line up with judge "
-                f"{names[0]!r}: every judge must have the same item ids in the same order"
-            )
-    merged = []
-    for k, first in enumerate(rows[0]):
-        group = [judge_rows[k] for judge_rows in rows]
-        call1 = _majority([g.call1 for g in group], ("A", "B"))
-        seconds = [g.call2 for g in group if g.call2 is not None]
-        call2 = _majority(seconds, ("A", "B")) if seconds else None
-        softs = [g.soft for g in group if g.soft is not None]
-        merged.append(
-            dataclasses.replace(  # the item's own fields (labels, models, lengths) from the first judge's row
-                first,
-                verdict=_majority([g.verdict for g in group], ("1", "2")),
-                call1=call1,
-                call2=call2,
-                consistent=is_consistent(call1, call2),
-                soft=stats.mean_or_none(softs),
-                calls=tuple(call for g in group for call in g.calls),
-            )
+def _corrected(
+    people: People,
+    win_rates: WinRates,
+    length: Length,
+    words_ratio: FloatArray,
+    settings: PeopleSettings,
+    figures: _Figures,
+) -> tuple[Corrected, dict[str, list[float]]]:
+    """The corrected figures (their values, the `corrected` section, their prediction-powered intervals) and, for a
+    paired comparison, each as a function of item weights."""
+    judge: Mapping[str, Any] = win_rates
+    section = corrected_section(people, judge, {}, settings.design, min_labels=settings.min_labels)
+    out: Corrected = {"corrected": section}
+    computed: dict[str, list[float]] = {}
+    columns = (people.unit,)  # an item's unit says all the corrected figures read of it
+    for name, record in section["figures"].items():
+        figure = f"corrected_{name}"
+        computed[figure] = record["ci"]
+        lam = record["lambda"]
+        if name == "win_rate":
+            out["corrected_win_rate"] = record["estimate"]
+            figures.others[figure] = Statistic(functools.partial(win_rate_replicates, people=people, lam=lam), columns)
+        else:
+            out["corrected_decisive_win_rate"] = record["estimate"]
+            figures.others[figure] = Statistic(functools.partial(decisive_replicates, people=people, lam=lam), columns)
+    if "refused" in section:
+        out["corrected_win_rate"] = None
+        return out, computed
+    controlled = people_length_controlled(people, words_ratio)
+    if controlled is not None:
+        record = controlled.record
+        record["judge_only"] = length.get("length_controlled_win_rate")
+        section["figures"]["length_controlled_win_rate"] = record
+        out["corrected_length_controlled_win_rate"] = record["estimate"]
+        computed["corrected_length_controlled_win_rate"] = record["ci"]
+        figures.others["corrected_length_controlled_win_rate"] = Statistic(
+            functools.partial(length_controlled_replicates, controlled=controlled), (controlled.unit,)
         )
-    return merged
+    return out, computed
 
 
 def _win_tables(first: IntArray, second: IntArray, outcome: FloatArray, k: int) -> Replicates:
@@ -891,18 +924,32 @@ def _soft(items: Rows, scored: Mask, figures: _Figures, requested: bool) -> Soft
     return out
 
 
-def _human_labels(items: Rows, scored: Mask, threshold: float, figures: _Figures, ceiling: float | None) -> HumanLabels:
-    """Agreement with the human label (all and decisive verdicts), Cohen's kappa and the rubric warning."""
-    labelled = scored * _mask(items, lambda r: r.human in ("1", "2"))
-    match = labelled * _mask(items, lambda r: r.verdict == r.human)
-    both_decisive = labelled * _mask(items, lambda r: r.verdict in ("1", "2"))
+def _human_labels(
+    items: Rows,
+    scored: Mask,
+    threshold: float,
+    figures: _Figures,
+    ceiling: float | None,
+    weights: FloatArray | None = None,
+) -> HumanLabels:
+    """Agreement with the human label (all and decisive verdicts), Cohen's kappa and the rubric warning. With
+    `weights` (a sampling design's 1/π on the items it labelled, 0 elsewhere) each figure weighs its items by them,
+    so that labels drawn unevenly (the judge's uncertain items first) still speak for every item."""
+    labelled: NDArray[Any] = scored * _mask(items, lambda r: r.human in ("1", "2"))
+    match: NDArray[Any] = labelled * _mask(items, lambda r: r.verdict == r.human)
+    both_decisive: NDArray[Any] = labelled * _mask(items, lambda r: r.verdict in ("1", "2"))
+    counted_n, decisive_n = int(labelled.sum()), int(both_decisive.sum())
+    if weights is not None:
+        labelled, match, both_decisive = (column * weights for column in (labelled, match, both_decisive))
+        counted_n, decisive_n = int((labelled > 0).sum()), int((both_decisive > 0).sum())
+    agreeing_decisive = match * both_decisive if weights is None else match * (both_decisive > 0)
     figures.rates["human_agreement"] = (match, labelled)
-    figures.rates["human_agreement_decisive"] = (match * both_decisive, both_decisive)
+    figures.rates["human_agreement_decisive"] = (agreeing_decisive, both_decisive)
     out: HumanLabels = {
         "human_agreement": _point(match, labelled),
-        "human_agreement_n": int(labelled.sum()),
-        "human_agreement_decisive": _point(match * both_decisive, both_decisive),
-        "human_agreement_decisive_n": int(both_decisive.sum()),
+        "human_agreement_n": counted_n,
+        "human_agreement_decisive": _point(agreeing_decisive, both_decisive),
+        "human_agreement_decisive_n": decisive_n,
     }
 
     # Kappa table: rows = judge verdict, columns = human label, categories 1 / 2 / tie; each item's cell of the
@@ -914,13 +961,25 @@ def _human_labels(items: Rows, scored: Mask, threshold: float, figures: _Figures
 
     cells = _picked_values(items, None, cell, np.uint8)
     cells[scored == 0] = _NO_CELL
-    table = np.bincount(cells, minlength=_NO_CELL + 1)[:_NO_CELL].astype(np.float64)
-    out["cohen_kappa"] = stats.cohen_kappa(table.reshape(3, 3))
-    out["cohen_kappa_n"] = int(table.sum())
+    if weights is not None:
+        cells[weights <= 0] = _NO_CELL  # a label the design did not draw: not counted
+    counts = np.bincount(cells, weights=weights, minlength=_NO_CELL + 1)[:_NO_CELL].astype(np.float64)
+    out["cohen_kappa"] = stats.cohen_kappa(counts.reshape(3, 3))
+    out["cohen_kappa_n"] = int(np.bincount(cells, minlength=_NO_CELL + 1)[:_NO_CELL].sum())
     if out["cohen_kappa"] is not None:
-        figures.others["cohen_kappa"] = Statistic(_kappa, (cells,))
+        figures.others["cohen_kappa"] = (
+            Statistic(_kappa, (cells,)) if weights is None else Statistic(_weighted_kappa, (cells, weights))
+        )
     out |= _agreement_verdict(out["human_agreement"], out["human_agreement_n"], items, threshold, ceiling)
     return out
+
+
+def _weighted_kappa(cells: NDArray[np.uint8], weights: FloatArray) -> Replicates:
+    """Cohen's kappa of the (judge, human) cells, each item weighing its design weight, under resampling weights."""
+    onehot = np.zeros((cells.size, _NO_CELL + 1))
+    onehot[np.arange(cells.size), cells] = weights
+    counted = np.ascontiguousarray(onehot[:, :_NO_CELL])
+    return lambda draws: stats.cohen_kappa_batch((draws @ counted).reshape(-1, 3, 3))
 
 
 _NO_CELL = 9  # an item in no cell of the kappa table (unscored, or a verdict or label outside 1 / 2 / tie)
@@ -1018,40 +1077,6 @@ def _self_preference(items: Rows, scored: Mask, score: FloatArray, family: str, 
     return {"family": family, "n": int(mixed.sum()), "own_win_rate": _point(own_score, mixed)}
 
 
-def order_samples(row: ItemResult | RowKind) -> list[list[CallResult]] | None:
-    """The row's calls grouped by order, every sample of each (judge.samples); None for a merged ensemble row."""
-    return calls_by_order(row.calls)
-
-
-def calls_by_order(calls: Sequence[CallResult]) -> list[list[CallResult]] | None:
-    """One judge's calls of an item grouped by order, every sample of each; None when they are not one judge's."""
-    groups: list[list[CallResult]] = []
-    for call in calls:
-        if call.sample == 0 or not groups:
-            groups.append([])
-        groups[-1].append(call)
-    return groups if 0 < len(groups) <= 2 else None
-
-
-def majority_verdict(row: ItemResult) -> str | None:
-    """The verdict of each order's majority of samples, reconciled like call1/call2; None without samples."""
-    groups = order_samples(row)
-    if groups is None or all(len(group) < 2 for group in groups):
-        return None
-    labels = [_majority_label([call.label for call in group]) for group in groups]
-    return reconcile(labels[0], labels[1] if len(labels) > 1 else None)
-
-
-def _majority_label(labels: Sequence[str]) -> str:
-    """The most frequent positional label among an order's samples ("tie" when two lead; "error" if all failed)."""
-    counted = Counter(label for label in labels if label != "error").most_common(2)
-    if not counted:
-        return "error"
-    if len(counted) > 1 and counted[0][1] == counted[1][1]:
-        return "tie"
-    return counted[0][0]
-
-
 def _samples(items: Rows, figures: _Figures) -> Repetition:
     """Repetition stability per order and the figures of the samples' majority (judge.samples > 1)."""
     # Repetition stability as Shi et al. 2024 ("Judging the Judges") define it: per item and order, the share
@@ -1069,7 +1094,7 @@ def _samples(items: Rows, figures: _Figures) -> Repetition:
     most = 0
     gateway_cached = 0  # samples a gateway served from its response cache: repeats of a reply, not new asks
     for (i, r), times in zip(enumerate(items.kinds), items.counts().tolist(), strict=True):
-        groups = order_samples(r)
+        groups = calls_by_order(r.calls)
         if groups is None:
             continue
         most = max([most, *(len(group) for group in groups)])
@@ -1080,7 +1105,7 @@ def _samples(items: Rows, figures: _Figures) -> Repetition:
             answered = [call.label for call in group if call.label != "error"]
             if len(answered) >= 2:
                 stable[o][i], has[o][i] = Counter(answered).most_common(1)[0][1] / len(answered), 1.0
-        labels = [_majority_label([call.label for call in group]) for group in groups]
+        labels = [majority_label([call.label for call in group]) for group in groups]
         verdict = reconcile(labels[0], labels[1] if len(labels) > 1 else None)
         if verdict != "error":
             majority_score[i], majority_scored[i] = WIN_SCORE[verdict], 1.0
@@ -1138,12 +1163,15 @@ def _intervals(
     # cost follows the units, not the items. Ratio figures are vectorised as counts @ numerator / counts @
     # denominator.
     summary = figures.summary
-    names = [name for name in _CI_ORDER if name in summary]
+    # The corrected figures come with their own (prediction-powered) interval, but for a clustered run: then the
+    # cluster bootstrap draws theirs too, where they have a function of item weights (figures.others).
+    drawn = {*catalogue.bootstrapped(), *(() if figures.groups is None else figures.others)}
+    names = [name for name in catalogue.with_intervals() if name in summary and name in drawn]
     wanted = [name for name in names if figure_value(summary, name) is not None]
     rate_names = [name for name in wanted if name in figures.rates]
     other_names = [name for name in wanted if name not in figures.rates]
     collected: dict[str, list[FloatArray]] = {name: [] for name in wanted}
-    units = bootstrap_units([figures], n)
+    units = bootstrap_units([figures], n, skip=frozenset(figures.computed))
     reduced = figures.on(units.first)
     if rate_names:
         numerators = np.stack([reduced.rates[name][0] for name in rate_names], axis=1)
@@ -1251,21 +1279,3 @@ def _point(numerator: NDArray[Any], denominator: NDArray[Any]) -> float | None:
 def _positional(r: ItemResult | RowKind) -> list[str]:
     """The item's positional replies (call2 only when that order exists)."""
     return [r.call1] if r.call2 is None else [r.call1, r.call2]
-
-
-def _majority(labels: Sequence[Label], sides: tuple[Label, Label]) -> Label | Literal["tie", "error"]:
-    """The side named by more labels ("tie" when neither leads); "error" when every label is "error"."""
-    if labels and all(label == "error" for label in labels):
-        return "error"
-    first, second = labels.count(sides[0]), labels.count(sides[1])
-    if first == second:
-        return "tie"
-    return sides[0] if first > second else sides[1]
-
-
-def _first_difference(expected: Sequence[str], actual: Sequence[str]) -> str:
-    """A short description of where two id lists first differ."""
-    for position, (want, got) in enumerate(zip(expected, actual, strict=False)):
-        if want != got:
-            return f"(position {position}: {got!r} where {want!r} was expected)"
-    return f"(count {len(actual)} where {len(expected)} were expected)"

@@ -17,37 +17,24 @@ import numpy as np
 from numpy.typing import NDArray
 
 from judgebias.core.record import ItemResult
-from judgebias.figures import stats
+from judgebias.figures import catalogue, stats
+from judgebias.figures.catalogue import Better
 from judgebias.figures.metrics import IntArray, Measured, bootstrap_units
 from judgebias.figures.rows import RowKind, Rows
 from judgebias.figures.stats import FloatArray
 
-Better = Literal["higher", "lower", "neither"]
-
-# The figures compared, in the order shown, and which way is better for a judge (neither: a property of the
-# answers compared, e.g. the win rate, not of the judge's quality).
-FIGURES: tuple[tuple[str, Better], ...] = (
-    ("win_rate", "neither"),
-    ("decisive_win_rate", "neither"),
-    ("position_consistency", "higher"),
-    ("biased_first", "lower"),
-    ("biased_second", "lower"),
-    ("preference_score", "neither"),
-    ("human_agreement", "higher"),
-    ("human_agreement_decisive", "higher"),
-    ("cohen_kappa", "higher"),
-    ("length_controlled_win_rate", "neither"),
-    ("style_controlled_win_rate", "neither"),
-    ("invalid_rate", "lower"),
-)
-FIGURE_NAMES = tuple(name for name, _ in FIGURES)
-BETTER: dict[str, Better] = dict(FIGURES) | {"cost_usd": "lower"}
+# The figures compared, in the catalogue's order, and which way is better for a judge (neither: a property of the
+# answers compared, e.g. the win rate, not of the judge's quality); cost is the whole runs', compared too.
+FIGURE_NAMES = tuple(figure.name for figure in catalogue.shown_in("compare"))
+BETTER: dict[str, Better] = {figure.name: figure.better for figure in catalogue.shown_in("compare")} | {
+    "cost_usd": "lower"
+}
 
 MCNEMAR = "McNemar exact"
 SIGN_TEST = "sign test"
 # The figures with an exact paired test: each counts the same items in both runs (every scored item, every item
 # judged in both orders, every labelled item), so an item's value in one run faces its value in the other.
-TESTED = ("win_rate", "position_consistency", "biased_first", "biased_second", "preference_score", "human_agreement")
+TESTED = tuple(figure.name for figure in catalogue.FIGURES if figure.paired_test)
 
 
 @dataclass(frozen=True)

@@ -277,6 +277,10 @@ class Rows(Sequence[ItemResult]):
         """Each row's soft preference (NaN: none)."""
         return self._soft.column(len(self))
 
+    def has_soft(self) -> bool:
+        """Whether any row has a soft preference (without an array of every row's)."""
+        return bool(self._soft.held())
+
     def log_ratio(self, first: str, second: str) -> NDArray[np.float64]:
         """log(first + 1) - log(second + 1) per row, each logarithm as math.log gives it (a table of the values
         that occur), so the figures are the same numbers as when they were computed row by row."""
@@ -321,6 +325,10 @@ class _Sparse:
         if value is not None or self._values:
             self._values.append(self._missing if value is None else value)
         self._rows += 1
+
+    def held(self) -> bool:
+        """Whether any row holds a value."""
+        return bool(self._values)
 
     def extend(self, other: _Sparse) -> None:
         """Add another column's rows at the end."""

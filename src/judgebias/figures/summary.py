@@ -9,12 +9,15 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from judgebias.config.pricing import call_cost
 from judgebias.config.schema import Config, JudgeConfig, judges_of
 from judgebias.core.record import ItemResult
 from judgebias.core.summary import SUMMARY_SCHEMA_VERSION, Ensemble, Figures, Identity, RunRecord, Summary
 from judgebias.figures.clustering import Clustering
-from judgebias.figures.metrics import bradley_terry_ratings, summarize
+from judgebias.figures.corrected import Design, people_of, people_ratings
+from judgebias.figures.metrics import PeopleSettings, bradley_terry_ratings, summarize
 from judgebias.figures.provenance import (
     judge_origin,
     merge_origins,
@@ -28,12 +31,20 @@ UNREADABLE_SHARE = 0.5  # above this share of answered calls without a readable 
 
 
 def ratings_for(
-    combined: Sequence[ItemResult], config: Config, clustering: Clustering | None = None
+    combined: Sequence[ItemResult], config: Config, clustering: Clustering | None = None, design: Design | None = None
 ) -> list[dict[str, Any]]:
-    """Bradley–Terry ratings of the answering models from the run's (ensemble) verdicts."""
-    return bradley_terry_ratings(
+    """Bradley–Terry ratings of the answering models from the run's (ensemble) verdicts, and beside them the ratings
+    as people would give them where the data has labels (people_rating, people_low, people_high)."""
+    ratings = bradley_terry_ratings(
         combined, resamples=config.bootstrap.resamples, seed=config.bootstrap.seed, clustering=clustering
     )
+    rows = Rows.of(combined)
+    if not ratings or not any(kind.human is not None or kind.human_votes for kind in rows.kinds):
+        return ratings
+    scored = rows.per_kind(lambda r: r.verdict != "error", np.uint8)
+    people = people_of(rows, scored, design, str(config.calibration.prediction))
+    corrected = people_ratings(people, rows)
+    return [row | corrected.get(str(row["model"]), {}) for row in ratings]
 
 
 def summarize_run(
@@ -41,13 +52,16 @@ def summarize_run(
     per_judge: Mapping[str, Sequence[ItemResult]],
     combined: Sequence[ItemResult],
     clustering: Clustering | None = None,
+    design: Design | None = None,
 ) -> tuple[Figures, Ensemble]:
     """The metrics of the run: the ensemble's figures with each judge's own beside them, or the one judge's."""
+    calibration = config.calibration
     settings: dict[str, Any] = {
         "resamples": config.bootstrap.resamples,
         "seed": config.bootstrap.seed,
         "agreement_threshold": config.agreement_threshold,
         "clustering": clustering,
+        "people": PeopleSettings(design, str(calibration.prediction), calibration.min_labels),
     }
     judges = judges_of(config)
     if len(per_judge) == 1:
@@ -76,6 +90,7 @@ def build_summary(
     timeouts: int = 0,
     clustering: Clustering | None = None,
     failed_by_kind: Mapping[str, int] | None = None,
+    design: Design | None = None,
 ) -> Summary:
     """summary.json: the run's identity, then every figure, then who answered, then cost and notes.
 
@@ -93,7 +108,7 @@ def build_summary(
     }
     if len(judges) > 1:
         identity["ensemble"] = list(judges)
-    figures, ensemble = summarize_run(config, per_judge, combined, clustering)
+    figures, ensemble = summarize_run(config, per_judge, combined, clustering, design)
     own = {
         judge_name: judge_origin(per_judge[judge_name], j.model, j.other_models()) for judge_name, j in judges.items()
     }

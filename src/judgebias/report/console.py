@@ -9,6 +9,7 @@ from typing import Any
 from judgebias.core.redaction import Redactor
 from judgebias.core.summary import Agreement, Calibration, DryRunEstimate, Summary
 from judgebias.core.terminal import escape_controls
+from judgebias.figures.catalogue import Figure, shown_in
 from judgebias.figures.formatting import ci_text, counted, p_text, pct
 
 
@@ -116,9 +117,22 @@ def _figure_lines(s: Summary, intervals: Mapping[str, Any], degenerate: Mapping[
             )
     if s.get("calibration"):
         lines.extend(calibration_lines(s["calibration"]))
-    if s.get("soft_win_rate") is not None:
-        lines.append(f"  soft_win_rate: {pct(s['soft_win_rate'])}")
+    lines += [line for entry in shown_in("console") if (line := figure_line(s, entry, intervals, degenerate))]
     return lines
+
+
+def figure_line(s: Summary, entry: Figure, intervals: Mapping[str, Any], degenerate: Mapping[str, str]) -> str | None:
+    """A catalogue figure's own line: its label, value and interval, and its note (what it rests on); None when the
+    run does not have it (an optional figure it did not measure)."""
+    fields: Mapping[str, Any] = s  # read by the names the catalogue gives
+    if entry.name not in fields or (entry.optional and fields.get(entry.name) is None):
+        return None
+    value = fields.get(entry.name)
+    shown = pct(value) if entry.kind == "rate" else "n/a" if value is None else f"{value:.3f}"
+    note = fields.get(entry.note_key)
+    return f"  {entry.label}: {shown}{ci_text(intervals.get(entry.name), why=degenerate.get(entry.name))}" + (
+        f" ({note})" if note else ""
+    )
 
 
 def _call_lines(s: Summary) -> list[str]:

@@ -7,6 +7,7 @@ rows); pages.py renders it with escaping and redaction.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +18,7 @@ from judgebias.core.style import FEATURES
 from judgebias.core.summary import Summary
 from judgebias.core.verdict import item_winner
 from judgebias.figures import formatting
+from judgebias.figures.catalogue import Figure, shown_in
 from judgebias.figures.formatting import counted, p_text, pct
 from judgebias.figures.metrics import ONE_ORDER_NOTE
 from judgebias.io.run_dir import RunDir
@@ -32,7 +34,6 @@ from judgebias.report.pages import (
     number,
     point,
     position_bar,
-    rate,
     render_page,
     shortened_reply,
     shown,
@@ -94,53 +95,9 @@ class Panel:
 
 
 def summary_cards(s: Figures) -> list[Card]:
-    """The headline figures at the top of report.html; optional figures only when the run has them."""
-    cards = [
-        Card("win rate of a", rate(s, "win_rate"), ci_text(s, "win_rate"), "a win counts 1, a tie ½"),
-        Card(
-            "position consistency",
-            rate(s, "position_consistency"),
-            ci_text(s, "position_consistency"),
-            "both orders give the same verdict",
-        ),
-        Card(
-            "biased to first",
-            rate(s, "biased_first"),
-            ci_text(s, "biased_first"),
-            "picked whichever was shown first",
-        ),
-        Card(
-            "biased to second",
-            rate(s, "biased_second"),
-            ci_text(s, "biased_second"),
-            "picked whichever was shown second",
-        ),
-    ]
-    if "human_agreement" in s:
-        ties = s.get("human_agreement_ties_left_out")
-        hint = f"on {shown(s.get('human_agreement_n'))} decisive labels" + (
-            "" if ties is None else f"; {counted(ties, 'tie')} left out"
-        )
-        cards.append(Card("agreement with people", pct(s.get("human_agreement")), ci_text(s, "human_agreement"), hint))
-    if s.get("longer_wins") is not None:
-        hint = f"of {shown(s.get('longer_wins_n'))} decisive verdicts"
-        cards.append(Card("longer answer wins", pct(s.get("longer_wins")), ci_text(s, "longer_wins"), hint))
-    if s.get("length_controlled_win_rate") is not None:
-        name = "length_controlled_win_rate"
-        cards.append(
-            Card("length-controlled win rate", pct(s.get(name)), ci_text(s, name), "win rate of a at equal lengths")
-        )
-    elif s.get("length_controlled_identifiable") is False:
-        cards.append(Card("length-controlled win rate", "not identifiable", "", str(s.get("length_controlled_note"))))
-    if s.get("styled_wins") is not None:
-        hint = f"of {shown(s.get('styled_wins_n'))} decisive verdicts"
-        cards.append(Card("more formatted answer wins", pct(s.get("styled_wins")), ci_text(s, "styled_wins"), hint))
-    if s.get("style_controlled_win_rate") is not None:
-        name = "style_controlled_win_rate"
-        hint = "win rate of a at equal formatting and length"
-        cards.append(Card("style-controlled win rate", pct(s.get(name)), ci_text(s, name), hint))
-    elif s.get("style_controlled_identifiable") is False:
-        cards.append(Card("style-controlled win rate", "not identifiable", "", str(s.get("style_controlled_note"))))
+    """The headline figures at the top of report.html, one card per figure the catalogue shows there (an optional one
+    only when the run has it, or says a fit could not identify it), then the counts, calls and cost."""
+    cards = [card for entry in shown_in("card") if (card := figure_card(s, entry)) is not None]
     cards += [
         Card(
             "wins / ties / losses of a",
@@ -156,6 +113,35 @@ def summary_cards(s: Figures) -> list[Card]:
         ),
     ]
     return cards
+
+
+def figure_card(s: Figures, entry: Figure) -> Card | None:
+    """A figure's card: its value and interval, its hint filled from the summary; None when it has no card here."""
+    value = s.get(entry.name)
+    identifiable = s.get(entry.identifiable_key) if entry.identifiable_key else None
+    if value is None and identifiable is False:
+        return Card(entry.label, "not identifiable", "", str(s.get(entry.note_key)))
+    if entry.name not in s:  # an older or partial run: a dash where a headline figure would be
+        return Card(entry.label, shown(None), "", filled_hint(entry.hint, s)) if entry.always else None
+    if value is None and entry.optional:
+        return None
+    shown_value = pct(value) if entry.kind == "rate" else shown(value)
+    hint = str(s.get(entry.note_key)) if value is None and s.get(entry.note_key) else filled_hint(entry.hint, s)
+    return Card(entry.label, shown_value, ci_text(s, entry.name), hint)
+
+
+_PLACEHOLDER = re.compile(r"\{(\w+)(?:\|(\w+))?\}")
+
+
+def filled_hint(hint: str, s: Figures) -> str:
+    """A catalogue hint with its {key} placeholders read from the summary ({key|noun}: the count with its noun)."""
+
+    def value(match: re.Match[str]) -> str:
+        found = s.get(match.group(1))
+        noun = match.group(2)
+        return shown(found) if noun is None or found is None else counted(found, noun)
+
+    return _PLACEHOLDER.sub(value, hint)
 
 
 def _calls_card(s: Figures) -> Card:
@@ -247,6 +233,40 @@ def win_rate_panel(s: Figures) -> Panel:
         "an interval that covers it means no detectable preference."
     )
     return Panel(svg.interval_plot(points, title="win rate of answer a with 95% intervals"), caption)
+
+
+def people_panel(s: Figures) -> Panel | None:
+    """The people's win rate beside the judge's own and the labels' own: three intervals and what each means (None
+    when the run has no correction)."""
+    corrected = s.get("corrected") or {}
+    figures = corrected.get("figures") or {}
+    if not figures:
+        return None
+    points = []
+    # Row labels short enough to stand whole beside their interval on a 390 px phone.
+    for name, prefix in (("win_rate", ""), ("decisive_win_rate", "decisive: ")):
+        record = figures.get(name)
+        if not record:
+            continue
+        points += [
+            svg.Point(f"{prefix}judge only", record.get("judge_only"), *(record.get("judge_only_ci") or (None, None))),
+            svg.Point(
+                f"{prefix}labels only", record.get("labels_only"), *(record.get("labels_only_ci") or (None, None))
+            ),
+            svg.Point(f"{prefix}corrected", record.get("estimate"), *(record.get("ci") or (None, None))),
+        ]
+    n, big_n = corrected.get("labelled"), corrected.get("unlabelled")
+    worth = (figures.get("win_rate") or {}).get("effective_labels")
+    caption = (
+        "Judge only: what the judge says, its interval covering only which items were drawn, not the judge's error. "
+        "Labels only: what the labelled items alone say, honest but wide. Corrected: the judge's verdicts on every "
+        "item corrected by its error where people looked (PPI++), an interval valid however biased the judge is "
+        f"and never wider than the labels alone: {shown(n)} labels"
+        + (f", worth {worth:.0f} labels alone" if isinstance(worth, int | float) and big_n else "")
+        + f" ({corrected.get('design', {}).get('kind', 'uniform')} design; the judge's {corrected.get('prediction')} "
+        "as its prediction)."
+    )
+    return Panel(svg.interval_plot(points, title="win rate of a: the judge's, the labels', corrected"), caption)
 
 
 def agreement_panel(s: Figures) -> Panel | None:
@@ -528,6 +548,7 @@ def render_report(
         position=position_panel(s),
         win_rate=win_rate_panel(s),
         agreement=agreement_panel(s),
+        people=people_panel(s),
         calibration=calibration_panel(s),
         confusion=confusion_table(digest),
         length=length_panel(s, digest),

@@ -14,6 +14,8 @@ from pathlib import Path
 
 from judgebias.core.redaction import Redactor
 from judgebias.core.summary import FINISHED_STATUSES, Summary, status_reason
+from judgebias.figures import catalogue
+from judgebias.figures.catalogue import Sweep
 from judgebias.figures.formatting import pct
 from judgebias.report import svg
 from judgebias.report.pages import (
@@ -94,22 +96,21 @@ def sweep_time(folder: Path) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(stamp))
 
 
+def _heading(sweep: Sweep) -> str:
+    """A figure's heading on the page: the sweep table's, without its unit (the page shows it in the cells)."""
+    return sweep.heading.replace(" % [95% CI]", " [95% CI]").replace(" % [CI]", " [CI]").replace(" %", "")
+
+
 def sweep_columns(jobs: Sequence[SweepJob]) -> list[Column]:
-    """The jobs table's columns: overrides, styled wins and offline calls only when some job has them."""
+    """The jobs table's columns: overrides, a figure and offline calls only when some job has them."""
     columns = [Column("job", "job"), Column("status", "status")]
     columns += [Column("judge", "judge"), Column("rubric", "rubric"), Column("data", "data")]
     if any(job.overrides for job in jobs):
         columns.append(Column("overrides", "overrides"))
-    columns += [
-        Column("n", "n", "num"),
-        Column("win_rate", "win rate [95% CI]", "num"),
-        Column("position_consistency", "consistency [CI]", "num"),
-        Column("biased_first", "biased first", "num"),
-        Column("biased_second", "biased second", "num"),
-        Column("human_agreement", "people [CI]", "num"),
-    ]
-    if any("styled_wins" in job.summary for job in jobs):
-        columns.append(Column("styled_wins", "styled wins [CI]", "num"))
+    columns.append(Column("n", "n", "num"))
+    for entry, sweep in catalogue.in_sweep():  # a figure no job has (styled wins on plain answers) is left out
+        if any(entry.name in job.summary for job in jobs):
+            columns.append(Column(entry.name, _heading(sweep), "num"))
     columns += [
         Column("n_invalid", "invalid", "num"),
         Column("calls_live", "calls live", "num"),
@@ -149,12 +150,7 @@ def sweep_row(job: SweepJob, columns: Sequence[Column]) -> Row:
         "data": Cell(text(s.get("data"))),
         "overrides": Cell(job.overrides, wrap=True),
         "n": Cell(text(s.get("n_items")), numeric=True),
-        "win_rate": _rate_cell(s, "win_rate"),
-        "position_consistency": _rate_cell(s, "position_consistency"),
-        "biased_first": _rate_cell(s, "biased_first", ci=False),
-        "biased_second": _rate_cell(s, "biased_second", ci=False),
-        "human_agreement": _rate_cell(s, "human_agreement"),
-        "styled_wins": _rate_cell(s, "styled_wins"),
+        **{entry.name: _rate_cell(s, entry.name, ci=sweep.interval) for entry, sweep in catalogue.in_sweep()},
         "n_invalid": Cell(text(s.get("n_invalid")), numeric=True),
         "calls_live": Cell(text(s.get("calls_live")), numeric=True),
         "calls_offline": Cell(text(s.get("calls_offline")), numeric=True),

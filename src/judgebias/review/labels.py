@@ -19,10 +19,11 @@ from typing import Any
 from judgebias.core.errors import UserError
 from judgebias.core.item import Item
 from judgebias.core.labels import SPELLED, HumanLabel, human_label, majority
+from judgebias.core.sampling import item_digest
 from judgebias.io.dataset import load_items
 from judgebias.io.files import read_user_text, write_jsonl
 from judgebias.io.jsonl import json_lines, text_lines
-from judgebias.review.sample import SAMPLE_INFO, item_digest
+from judgebias.review.sample import SAMPLE_INFO
 
 SKIP = "skip"
 

@@ -15,7 +15,15 @@ from typing import Any
 
 from judgebias.core.errors import UserError
 from judgebias.core.item import Item
-from judgebias.core.sampling import Judged, Strategy, draw, order_distribution, position_entropy, sample_size
+from judgebias.core.sampling import (
+    Judged,
+    Strategy,
+    draw,
+    item_digest,
+    order_distribution,
+    position_entropy,
+    sample_size,
+)
 from judgebias.io.dataset import load_items, resolve_path
 from judgebias.io.files import write_csv, write_json, write_text_atomic
 from judgebias.io.jsonl import json_lines
@@ -25,11 +33,6 @@ SAMPLE = "sample.jsonl"
 SAMPLE_INFO = "sample.json"
 CSV_TEMPLATE = "labels.csv"
 CSV_COLUMNS = ["id", "question", "a", "b", "label", "annotator", "sample"]
-
-
-def item_digest(question: str, a: str, b: str) -> str:
-    """What a label is about: the item's question and answers as sampled (a label on a changed item is stale)."""
-    return hashlib.sha256("\x00".join((question, a, b)).encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,16 @@ def judged(line: dict[str, Any], item: Item) -> Judged:
     )
 
 
+def _design_words(strategy: Strategy) -> str:
+    """What the sample's design is, for a reader of sample.json."""
+    return {
+        Strategy.random: "simple random sample of the candidates",
+        Strategy.stratified: "simple random sample in each stratum (verdict, category, consistent), sized in proportion",
+        Strategy.uncertain: "Poisson sample: each candidate drawn on its own, with a probability that grows with the "
+        "judge's uncertainty (never below a tenth of the average)",
+    }[strategy]
+
+
 def write_sample(
     run: JudgedRun,
     out_dir: Path,
@@ -101,7 +114,8 @@ def write_sample(
             f"{run.folder}: every judged item is labelled already ({labelled}): nothing to sample"
             + ("" if include_gold else " (--include-gold samples items whose only label is the dataset's `human`)")
         )
-    chosen = draw(candidates, sample_size(len(candidates), n, fraction), strategy, seed)
+    drawn = draw(candidates, sample_size(len(candidates), n, fraction), strategy, seed)
+    chosen = drawn.items
     items = [run.items[j.id] for j in chosen]
     body = "".join(
         json.dumps({"id": i.id, "question": i.question, "a": i.a, "b": i.b}, ensure_ascii=False) + "\n" for i in items
@@ -123,6 +137,8 @@ def write_sample(
             "skipped_labelled": labelled,
             "include_gold": include_gold,
             "ids": [i.id for i in items],
+            "design": _design_words(strategy),
+            "probabilities": {item_id: round(chance, 12) for item_id, chance in drawn.probabilities.items()},
             "item_sha256": {i.id: item_digest(i.question, i.a, i.b) for i in items},
             "entropy": {j.id: round(j.entropy, 4) for j in chosen},
             "run_provenance": {
