@@ -9,7 +9,9 @@ import json
 import os
 import platform
 import random
+import re
 import shutil
+import socket
 import statistics
 import subprocess
 import sys
@@ -22,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
 PYTHON = sys.executable
 GNU_TIME = shutil.which("time", path="/usr/bin:/bin")  # GNU time, for each run's own peak RSS
 MODELS = ("model-alpha", "model-beta", "model-gamma", "model-delta")
@@ -324,6 +327,100 @@ def write_items(path: Path, n: int, *, seed: int = 0, labelled: float | None = N
             text_bytes += sum(len(record[key].encode("utf-8")) for key in ("id", "question", "a", "b"))
             file.write(json.dumps(record) + "\n")
     return text_bytes
+
+
+def write_rag_items(path: Path, documents: int, questions: int, words: int, *, seed: int = 0) -> None:
+    """Items judged against a long shared context, as a RAG evaluation's are: `documents` documents of `words` words
+    each, `questions` short questions on each (its items one after the other), two short answers per question."""
+    rng = random.Random(seed)
+    with path.open("w", encoding="utf-8") as file:
+        for d in range(documents):
+            document = " ".join(rng.choices(WORDS, k=words))
+            for q in range(questions):
+                a, b = (" ".join(rng.choices(WORDS, k=rng.randint(8, 16))) for _ in range(2))
+                record = {
+                    "id": f"doc{d}-q{q}",
+                    "context": document,
+                    "question": f"Question {q} on document {d}: which answer reads the document better?",
+                    "a": a,
+                    "b": b,
+                }
+                file.write(json.dumps(record) + "\n")
+
+
+# The layout every prompt cache defeats: the answers first, then the context and the question (docs/speed.md).
+ANSWERS_FIRST_RUBRIC = """name: answers_first
+system: >-
+  You are an impartial judge comparing two answers to the same question.
+  Reply with exactly one of: {label_first}, {label_second}, or {tie_label}. Write nothing else.
+user: |-
+  {first}
+
+  {second}
+
+  {context}[Question]
+  {question}
+
+  Which answer is better? Reply with exactly one of: {label_first}, {label_second}, {tie_label}.
+"""
+
+
+def answers_first_conf(folder: Path) -> Path:
+    """A config folder (for --config-dir) holding the answers-first rubric."""
+    (folder / "rubric").mkdir(parents=True, exist_ok=True)
+    (folder / "rubric" / "answers_first.yaml").write_text(ANSWERS_FIRST_RUBRIC, encoding="utf-8")
+    return folder
+
+
+LLAMACPP_VENV = Path(os.environ.get("LLAMACPP_VENV", REPO / ".venv-llamacpp"))
+GGUF = Path(os.environ.get("JUDGEBIAS_GGUF", REPO / ".models" / "gemma-3-270m-q4_k_m.gguf"))
+
+
+class LlamaServer:
+    """llama-cpp-python's server with the suite's Gemma 3 270M, one thread, its log kept: the log's `prompt eval time
+    = ... / N tokens` lines are the server's own count of the prompt tokens it evaluated."""
+
+    def __init__(self, folder: Path, n_ctx: int) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        self.log = folder / "llama-server.log"
+        self.port = _free_port()
+        command = [
+            str(LLAMACPP_VENV / "bin" / "python"), "-m", "llama_cpp.server", "--model", str(GGUF),
+            "--model_alias", "gemma-3-270m", "--chat_format", "gemma", "--host", "127.0.0.1", "--port", str(self.port),
+            "--n_ctx", str(n_ctx), "--n_threads", "1",
+        ]  # fmt: skip
+        with self.log.open("ab") as out:
+            self.process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 300
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/v1/models", timeout=5):
+                    break
+            except OSError:
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    self.stop()
+                    raise RuntimeError(f"llama.cpp server did not start: {self.log.read_text()[-2000:]}") from None
+                time.sleep(0.5)
+
+    def evaluated(self) -> int:
+        """Prompt tokens the server has evaluated so far (its log's own count)."""
+        text = self.log.read_text(encoding="utf-8", errors="replace")
+        return sum(int(n) for n in re.findall(r"prompt eval time =\s*[\d.]+ ms /\s*(\d+) tokens", text))
+
+    def stop(self) -> None:
+        """SIGTERM, then wait."""
+        stop_process(self.process, timeout=20)
+
+
+def llamacpp_available() -> bool:
+    """Whether tools/install-llamacpp.sh installed the server and the model."""
+    return (LLAMACPP_VENV / "bin" / "python").exists() and GGUF.exists()
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 def shuffle_lines(path: Path, *, seed: int) -> None:

@@ -35,6 +35,7 @@ import os
 import sys
 import tempfile
 import time
+import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -687,6 +688,109 @@ def bench_compare(ctx: Context) -> list[Figure]:
     ]  # fmt: skip
 
 
+# ----------------------------------------------------------------------------------------- shared prefixes
+
+PREFIX_CALLS_RATIO = 1.6  # llama.cpp: calls/s of the shipped layout, orders together / the answers-first order
+PREFIX_TOKENS_RATIO = 0.6  # llama.cpp: prompt tokens evaluated per item / the answers-first order's
+PREFIX_COST_RATIO = 0.65  # billing server (cached tokens at half price): dollars per item / the answers-first order's
+PRICES = ("2.5", "1.25", "10")  # USD per million tokens in / cached / out: gpt-4o's
+NAIVE = ("answers_first", "false")  # the rubric and judge.orders_together of the naive order
+
+
+def bench_shared_prefix(ctx: Context) -> list[Figure]:
+    """Items judged against a long shared context (RAG: documents of 1,500 words, several questions each): the
+    shipped layout (system, context, question, then the answers) with an item's two orders sent back to back,
+    against the naive order (the answers first, each call on its own). Through the billing devserver, which caches
+    prefixes as OpenAI does and bills cached tokens at half price: dollars per item from its own bill. Through the
+    real llama.cpp server of the test suite: calls per second, and prompt tokens evaluated per item from its log."""
+    folder = harness.fresh(ctx.work / "prefix")
+    conf = harness.answers_first_conf(folder / "conf")
+    figures = _prefix_billing(ctx, folder, conf)
+    return figures + _prefix_llamacpp(ctx, folder, conf)
+
+
+def _layouts(conf: Path) -> dict[str, list[str]]:
+    """The two orders compared: each one's leading overrides (--config-dir first, as Hydra wants it)."""
+    rubric, together = NAIVE
+    return {
+        "naive": ["--config-dir", str(conf), f"rubric={rubric}", f"judge.orders_together={together}"],
+        "shared": [],
+    }
+
+
+def _prefix_billing(ctx: Context, folder: Path, conf: Path) -> list[Figure]:
+    documents, questions, words = ctx.n(6, 2), ctx.n(8, 3), 1500
+    items = folder / "rag.jsonl"
+    harness.write_rag_items(items, documents, questions, words, seed=3)
+    n = documents * questions
+    price_in, price_cached, price_out = PRICES
+    server_prices = ("--price-input", price_in, "--price-cached", price_cached, "--price-output", price_out)
+    judge_prices = [f"judge.price_input_per_mtok={price_in}", f"judge.price_cached_input_per_mtok={price_cached}",
+                    f"judge.price_output_per_mtok={price_out}"]  # fmt: skip
+    dollars, cached, agree = {}, {}, {}
+    with harness.devserver("--latency", "0.05", "--prefix-cache", *server_prices) as server:
+        for name, leading in _layouts(conf).items():
+            server.reset()  # an empty prompt cache and bill for each
+            ctx.log(f"prefix: {name} order, {2 * n} calls through the billing server")
+            overrides = [*leading, *base_overrides(server.url, items, harness.fresh(folder / f"cache-{name}"),
+                         folder / f"bill-{name}"), "max_concurrency=8", "bootstrap.resamples=0", *judge_prices]  # fmt: skip
+            _, summary = judgebias_run(ctx, f"prefix-bill-{name}", overrides, plain=True)
+            check_live(summary, 2 * n, "prefix")
+            bill = server.stats()["billing"]
+            dollars[name] = bill["billed_usd"] / n
+            cached[name] = bill["cached_tokens"] / bill["prompt_tokens"]
+            agree[name] = abs(summary["cost_usd"] - bill["billed_usd"]) < 1e-6
+    if not all(agree.values()):
+        raise RuntimeError(f"prefix: cost_usd differs from the server's own bill: {agree}")
+    ratio = dollars["shared"] / dollars["naive"]
+    return [
+        Figure("prefix", f"billing server, {n} items of {words}-word documents: dollars per item / the naive order's",
+               f"{ratio:.2f} (${dollars['shared']:.5f} / ${dollars['naive']:.5f}; cached tokens "
+               f"{100 * cached['shared']:.0f}% / {100 * cached['naive']:.0f}%; cost_usd = the server's bill)",
+               f"<= {PREFIX_COST_RATIO}", ratio <= PREFIX_COST_RATIO),
+    ]  # fmt: skip
+
+
+def _prefix_llamacpp(ctx: Context, folder: Path, conf: Path) -> list[Figure]:
+    if not harness.llamacpp_available():
+        return [Figure("prefix", "llama.cpp server", "not measured: tools/install-llamacpp.sh installs it")]
+    documents, questions, words = ctx.n(3, 2), ctx.n(3, 2), ctx.n(700, 300)
+    items = folder / "rag-llama.jsonl"
+    harness.write_rag_items(items, documents, questions, words, seed=4)
+    n = documents * questions
+    server = harness.LlamaServer(folder / "llama", n_ctx=4096)
+    speed, evaluated = {}, {}
+    try:
+        warm = urllib.request.Request(
+            f"http://127.0.0.1:{server.port}/v1/completions", data=json.dumps({"model": "gemma-3-270m",
+            "prompt": "Warm up.", "max_tokens": 1}).encode(), headers={"Content-Type": "application/json"},
+        )  # fmt: skip
+        with urllib.request.urlopen(warm, timeout=300) as response:  # the first request loads the model's pages
+            response.read()
+        for name, leading in _layouts(conf).items():
+            ctx.log(f"prefix: {name} order, {2 * n} calls through llama.cpp")
+            before = server.evaluated()
+            overrides = [*leading, "judge=llamacpp", f"judge.port={server.port}", "data=jsonl", f"data.path={items}",
+                         f"cache.dir={harness.fresh(folder / f'llama-cache-{name}')}",
+                         f"hydra.run.dir={folder / f'llama-{name}'}", "max_concurrency=1", "bootstrap.resamples=0",
+                         "progress=off", "report=false"]  # fmt: skip
+            _, summary = judgebias_run(ctx, f"prefix-llama-{name}", overrides, plain=True)
+            check_live(summary, 2 * n, "prefix")
+            speed[name] = summary["calls_live"] / summary["judging_seconds"]
+            evaluated[name] = (server.evaluated() - before) / n
+    finally:
+        server.stop()
+    faster, fewer = speed["shared"] / speed["naive"], evaluated["shared"] / evaluated["naive"]
+    return [
+        Figure("prefix", f"llama.cpp, {n} items of {words}-word documents: calls/s / the naive order's",
+               f"{faster:.2f}x ({speed['shared']:.2f} / {speed['naive']:.2f} calls/s)",
+               f">= {PREFIX_CALLS_RATIO}x", faster >= PREFIX_CALLS_RATIO),
+        Figure("prefix", "llama.cpp: prompt tokens evaluated per item (its log) / the naive order's",
+               f"{fewer:.2f} ({evaluated['shared']:.0f} / {evaluated['naive']:.0f})",
+               f"<= {PREFIX_TOKENS_RATIO}", fewer <= PREFIX_TOKENS_RATIO),
+    ]  # fmt: skip
+
+
 def _report_available() -> bool:
     import importlib.util
 
@@ -720,6 +824,7 @@ BENCHMARKS: dict[str, Callable[[Context], list[Figure]]] = {
     "memory": bench_memory,
     "scale": bench_scale,
     "compare": bench_compare,
+    "prefix": bench_shared_prefix,
 }
 
 

@@ -54,6 +54,7 @@ def _reply(body: Mapping[str, Any], label_probs: LabelProbs) -> Reply:
         system_fingerprint=_text_or_none(body.get("system_fingerprint")),
         provider=_text_or_none(body.get("provider")),
         reasoning_tokens=_reasoning_tokens(usage),
+        prompt_tokens_cached=cached_prompt_tokens(usage),
     )
     error = body.get("error")
     if error:
@@ -151,6 +152,26 @@ def usage_count(value: object) -> int:
     except (ValueError, OverflowError):
         return 0
     return min(max(COUNT_RANGE[0], number), COUNT_RANGE[1])
+
+
+# Where servers report the prompt tokens their prompt cache served, as a part of prompt_tokens: OpenAI, Azure, vLLM
+# and LiteLLM in usage.prompt_tokens_details.cached_tokens; Anthropic's shape (and LiteLLM beside the first) in
+# usage.cache_read_input_tokens; DeepSeek in usage.prompt_cache_hit_tokens.
+CACHED_USAGE = (
+    ("prompt_tokens_details", "cached_tokens"),
+    (None, "cache_read_input_tokens"),
+    (None, "prompt_cache_hit_tokens"),
+)
+
+
+def cached_prompt_tokens(usage: Mapping[str, Any]) -> int:
+    """The prompt tokens a server's prompt cache served, in the first shape the usage reports (0: none said), never
+    more than the prompt itself."""
+    for parent, name in CACHED_USAGE:
+        holder = usage.get(parent) if parent is not None else usage
+        if isinstance(holder, Mapping) and holder.get(name) is not None:
+            return min(usage_count(holder.get(name)), usage_count(usage.get("prompt_tokens")))
+    return 0
 
 
 def _reasoning_tokens(usage: Mapping[str, Any]) -> int:

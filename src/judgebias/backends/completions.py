@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from judgebias.backends.chat_reply import usage_count
+from judgebias.backends.chat_reply import cached_prompt_tokens, usage_count
 from judgebias.config.schema import JudgeConfig
 from judgebias.core.completion import first_token_probs
 from judgebias.core.record import Reply
@@ -68,4 +68,5 @@ def completion_reply(body: Mapping[str, Any], labels: tuple[str, str, str]) -> R
         model=body.get("model"),
         finish_reason=choice.get("finish_reason"),
         probs=first_token_probs(first, labels),
+        prompt_tokens_cached=cached_prompt_tokens(usage),
     )

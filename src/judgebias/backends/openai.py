@@ -42,6 +42,7 @@ from judgebias.core.errors import (
     UserError,
 )
 from judgebias.core.parsing import answer_part
+from judgebias.core.prefix import marked
 from judgebias.core.prompt import fold_system
 from judgebias.core.reading import read_reply
 from judgebias.core.record import TRANSIENT_OUTCOMES, Reply, Request
@@ -257,6 +258,12 @@ class OpenAIJudge(Backend):
             return completion_reply(body, labels)
         return reply_of_body(body, None, lambda logprobs: _label_probs_json(logprobs, labels))
 
+    def _marked(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The body with its shared start marked for an explicit prompt cache (judge.cache_marker), else as it is."""
+        if not self.config.cache_marker or self.completions:
+            return body
+        return {**body, "messages": marked(body["messages"])}
+
     def _sampled(self) -> bool:
         """Whether the same request can give another reply (temperature unset or above 0)."""
         return self.config.temperature is None or self.config.temperature > 0
@@ -273,7 +280,7 @@ class OpenAIJudge(Backend):
         endpoint = client.completions if self.completions else client.chat.completions
         call = _Call(
             create=endpoint.with_raw_response.create,  # the SDK loads its parts before a slot
-            body=self.request_body(request.messages, request.sample),
+            body=self._marked(self.request_body(request.messages, request.sample)),
             # The model (and a completion's prompt, which the SDK requires) go as arguments, the rest as extra_body.
             separately=("model", "prompt") if self.completions else SENT_SEPARATELY,
             estimate=estimate_prompt_tokens(request.messages) + (self.config.max_tokens or 0),

@@ -140,8 +140,8 @@ def check_judge(judge: JudgeConfig) -> None:
             f"judge {judge.name!r}: judge.samples={judge.samples} must be from 1 (default) to {MAX_SAMPLES}: each "
             f"item is asked 2 x samples times, and {MAX_SAMPLES} already measures repetition stability to a point"
         )
-    for key in ("price_input_per_mtok", "price_output_per_mtok"):
-        if getattr(judge, key) < 0:
+    for key in ("price_input_per_mtok", "price_output_per_mtok", "price_cached_input_per_mtok"):
+        if (getattr(judge, key) or 0) < 0:
             raise UserError(
                 f"judge {judge.name!r}: judge.{key}={getattr(judge, key)} must be 0 or more (USD per million tokens)"
             )
@@ -190,7 +190,8 @@ def price_notes(judge: JudgeConfig) -> list[str]:
     return [
         f"judge {judge.name!r}: judge.model={judge.model} is counted at the prices of {priced} (the preset's: "
         f"{judge.price_input_per_mtok:g} / {judge.price_output_per_mtok:g} USD per million tokens in / out); set "
-        f"judge.price_input_per_mtok, judge.price_output_per_mtok and judge.priced_for={judge.model} for its own"
+        f"judge.price_input_per_mtok, judge.price_output_per_mtok, judge.price_cached_input_per_mtok and "
+        f"judge.priced_for={judge.model} for its own"
     ]
 
 

@@ -140,10 +140,18 @@ class JudgeConfig:
     retry_backoff: float = 0.5  # first exponential backoff in seconds (a server's announced wait takes precedence)
     retry_backoff_max: float = 30.0
     max_wait: float = 300.0  # seconds of long announced waits (e.g. a per-minute window) one call waits out
+    # an item's two orders sent back to back on one worker, the second after the first's reply, so the server's
+    # prompt cache serves what they share (docs/speed.md#shared-prefixes); false: each call on its own
+    orders_together: bool = True
+    # mark the shared start of every prompt for an explicit prompt cache (Anthropic's cache_control, passed on by
+    # LiteLLM or OpenRouter); the text sent is the same, and the cache key does not change
+    cache_marker: bool = False
     requests_per_minute: float | None = None  # client-side quota, so a run stays under a known limit
     tokens_per_minute: float | None = None
     price_input_per_mtok: float = 0.0  # USD per million prompt tokens
     price_output_per_mtok: float = 0.0  # USD per million completion tokens
+    # USD per million prompt tokens the server's prompt cache served (usage's cached tokens); null: the input price
+    price_cached_input_per_mtok: float | None = None
     priced_for: str | None = None  # the model the prices are for (a preset's); another judge.model is said at start
     expect_models: list[str] = field(default_factory=list)  # models (or deployments) that may answer besides `model`
     samples: int = 1  # times each order is asked (at this temperature); > 1 measures repetition stability

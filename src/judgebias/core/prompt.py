@@ -70,9 +70,12 @@ def shown(item: Item, order: int, label_style: str) -> Shown:
     return Shown(order, first, second, label_first, label_second)
 
 
+FENCE_OPEN = "[The Start of Answer "  # how every fenced answer begins: where the part both orders share ends
+
+
 def fence(label: str, text: str, nonce: str) -> str:
     """Wrap an answer so the judge can tell data from instructions; the nonce makes the end marker unguessable."""
-    return f"[The Start of Answer {label} · {nonce}]\n{text}\n[The End of Answer {label} · {nonce}]"
+    return f"{FENCE_OPEN}{label} · {nonce}]\n{text}\n[The End of Answer {label} · {nonce}]"
 
 
 def fence_nonce(item_id: str, order: int, *texts: str) -> str:
@@ -95,8 +98,13 @@ def conversation(item: Item, which: str, text: str) -> str:
 
 
 def context_block(item: Item) -> str:
-    """Text shown before the question: the multi-turn instruction and reference answers when the item has them."""
+    """Text shown before the question: the item's `context` (a retrieved document, a conversation so far), the
+    multi-turn instruction and reference answers when the item has them. Both orders of an item, and every item of
+    one context, share it as the start of their prompt (core.prefix)."""
     parts = []
+    context = item.extra.get("context")
+    if isinstance(context, str) and context.strip():
+        parts.append(f"[Context]\n{context}\n")
     if isinstance(item.extra.get("question_turn1"), str):
         parts.append(
             "[Note]\nEach answer below is a whole two-turn conversation. Judge the assistants' answers to the "

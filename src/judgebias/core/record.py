@@ -72,6 +72,7 @@ class Reply:
     gateway_retries: int = 0  # upstream retries the gateway reports (LiteLLM: x-litellm-attempted-retries)
     reasoning_tokens: int = 0  # hidden reasoning tokens the reply reports (usage.completion_tokens_details)
     gateway_cache: str | None = None  # the gateway that served this reply from its own response cache (litellm, ...)
+    prompt_tokens_cached: int = 0  # of prompt_tokens, those the server's prompt cache served (billed at its rate)
 
     def to_json(self) -> dict[str, Any]:
         """The cached form (JSON text in the cache, never pickle); origin fields only when known."""
@@ -117,6 +118,7 @@ REPLY_OPTIONAL_FIELDS: tuple[str, ...] = (
     "gateway_retries",
     "reasoning_tokens",
     "gateway_cache",
+    "prompt_tokens_cached",
 )
 
 
@@ -239,6 +241,7 @@ class CallResult:
     gateway_retries: int = 0  # upstream retries the gateway reported for this call
     reasoning_tokens: int = 0  # hidden reasoning tokens the reply reported (proof of a reasoning model)
     sample: int = 0  # which ask of its order (judge.samples); 0 is the call behind call1/call2
+    prompt_tokens_cached: int = 0  # of prompt_tokens, those the server's prompt cache served
 
     @property
     def labels(self) -> list[str | None] | None:
@@ -278,6 +281,7 @@ class CallResult:
             gateway_retries=self.gateway_retries,
             reasoning_tokens=self.reasoning_tokens,
             sample=self.sample,
+            prompt_tokens_cached=self.prompt_tokens_cached,
         )
         if key is not None and len(_SLIM_CALLS) < _SLIM_CALLS_KEPT:
             _SLIM_CALLS[key] = slim
@@ -306,6 +310,7 @@ class CallResult:
             self.gateway_retries,
             self.reasoning_tokens,
             self.sample,
+            self.prompt_tokens_cached,
         )
 
 

@@ -93,6 +93,7 @@ class CallCounts(TypedDict, total=False):
     calls_offline: int  # calls answered by a judge that sends no request (scripted, replay)
     prompt_tokens: int
     completion_tokens: int
+    prompt_tokens_cached: int  # of prompt_tokens, those the server's prompt cache served (usage's cached tokens)
 
 
 class WinRates(TypedDict, total=False):
@@ -309,6 +310,7 @@ class RunRecord(TypedDict, total=False):
     batches: list[dict[str, Any]]  # each batch this run submitted or collected: id, status, total, completed, failed
     cost_usd: float
     saved_usd: float
+    prompt_cache_saved_usd: float  # what the server's prompt cache took off cost_usd (its cached tokens' discount)
     models_reported: list[str]  # the models the replies name
     normalization: dict[str, Any]
     labels: str
@@ -371,7 +373,9 @@ class DryRunEstimate(TypedDict):
     calls_cached: int
     calls_offline: int
     prompt_tokens_est: int
+    prompt_tokens_shared_est: int  # of those, shared with the call sent just before (OpenAI's rule: core.prefix)
     cost_usd_est: float
+    cost_usd_est_cached: float  # the same with the shared tokens at judge.price_cached_input_per_mtok
     cost_usd_est_batch: float
     judges: dict[str, dict[str, Any]]  # each judge's own counts and estimates, under the same names
 

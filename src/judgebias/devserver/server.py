@@ -7,7 +7,9 @@ rate limits and faults (429, 500, hangs, reset connections, truncated replies, e
 switched on, deterministically, to exercise the client's retries and error handling. It can also behave as
 the judges and gateways people put in front of it: a reasoning model that refuses what OpenAI's refuse and spends
 hidden reasoning tokens out of the budget, replies that think aloud (``<think>``) or in a separate field, the
-wait headers of a gateway or of OpenAI's rate limiter, and a gateway's errors (the status in the body).
+wait headers of a gateway or of OpenAI's rate limiter, and a gateway's errors (the status in the body). With
+``--prefix-cache`` it caches prompt prefixes as OpenAI does and reports the cached tokens in a provider's usage shape
+(:mod:`judgebias.devserver.prompt_cache`), and every answered request is billed at ``--price-*`` in its own bill.
 
 Endpoints: ``POST /v1/chat/completions``, ``POST /v1/completions`` (a base model continuing a prompt that ends
 in an answer cue: a label token with a leading space, then a sentence that names the other label, with the first
@@ -51,6 +53,7 @@ from judgebias.devserver.batch import (
     dumps,
     unit,
 )
+from judgebias.devserver.prompt_cache import NOTHING, USAGE_SHAPES, Prices, PromptCache, report
 from judgebias.process import startup
 
 __all__ = [
@@ -128,6 +131,12 @@ class ServerOptions:
     reply_shape_first_n: int = 0  # only the first N requests per distinct body get reply_shape (0: every request)
     echo_headers: bool = False  # a careless server: each 200 reply quotes the request's headers (key and all)
     n_ctx: int | None = None  # a context of this many tokens (words here): a longer prompt is refused as llama.cpp does
+    prefix_cache: bool = False  # serve prompt prefixes from a cache as OpenAI does, and report the cached tokens
+    cached_usage: str = "openai"  # the usage shape the cached tokens are reported in (prompt_cache.USAGE_SHAPES)
+    price_input: float = 0.0  # USD per million prompt tokens, for the server's own bill (GET /stats `billing`)
+    price_cached: float = 0.0  # USD per million cached prompt tokens
+    price_output: float = 0.0  # USD per million completion tokens
+    bill_cached_in_full: bool = False  # report cached tokens but bill them at the input price
     batch: BatchOptions = field(default_factory=BatchOptions)  # the Batch API's timing and faults
     host: str = "127.0.0.1"
     port: int = 0
@@ -141,6 +150,7 @@ class ServerOptions:
             ("wait_style", WAIT_STYLES),
             ("error_style", ERROR_STYLES),
             ("reply_shape", REPLY_SHAPES),
+            ("cached_usage", USAGE_SHAPES),
         )
         for name, allowed in choices:
             if getattr(self, name) not in allowed:
@@ -230,6 +240,9 @@ class _State:
         self.max_in_flight = 0
         self.serial = 0
         self.timeline: list[dict[str, Any]] = []
+        options = self.options
+        prices = Prices(options.price_input, options.price_cached, options.price_output, options.bill_cached_in_full)
+        self.prompt_cache = PromptCache(prices)
         rate = self.options.rate_limit
         self.bucket = _TokenBucket(rate) if rate is not None else None
 
@@ -274,6 +287,7 @@ class _State:
                 "max_in_flight": self.max_in_flight,
                 "other_requests": self.other_requests,
                 "batch": self.batch.stats(),
+                "billing": self.prompt_cache.stats(),
             }
 
 
@@ -492,11 +506,14 @@ class _Handler(BaseHTTPRequestHandler):
         fault = self._injected_fault(options, digest, attempt)
         if fault in ANSWERED_FAULTS:
             return
+        cache = state.prompt_cache
+        lookup = cache.look_up(_prompt_word_list(request)) if options.prefix_cache else NOTHING
         if options.latency > 0 and state.stopping.wait(options.latency):
             return
         if fault == "phang" and state.stopping.wait(options.hang_seconds):
             return
-        self._answer(request, options, serial, attempt, fault, text=text)
+        cache.remember(lookup)  # read by now: a later prompt with its prefix is served from the cache
+        self._answer(request, options, serial, attempt, fault, text=text, cached=lookup.cached)
 
     def _throttled(self, options: ServerOptions) -> bool:
         """A spent quota or an empty token bucket: the 429 sent (True), else False."""
@@ -594,8 +611,10 @@ class _Handler(BaseHTTPRequestHandler):
         fault: str | None,
         *,
         text: bool,
+        cached: int = 0,
     ) -> None:
-        """The completion, shaped as configured; cut off or reset mid-body when that fault was drawn."""
+        """The completion, shaped as configured; cut off or reset mid-body when that fault was drawn; `cached`: the
+        prompt tokens its prompt cache served."""
         state = self._server.state
         if text:
             payload = _text_completion(request, options, serial)
@@ -605,6 +624,7 @@ class _Handler(BaseHTTPRequestHandler):
             spent = REASONING_TOKENS[request.get("reasoning_effort") or "medium"] if reasoning else 0
             truncate = fault == "ptruncate"
             payload = _completion(request, reply, options, serial, truncate=truncate, reasoning_tokens=spent)
+        self._bill(payload, options, cached, marked=_marked(request))
         if options.echo_headers:
             _echo_headers(payload, dict(self.headers))
         shaped = options.reply_shape != "normal" and (
@@ -621,6 +641,15 @@ class _Handler(BaseHTTPRequestHandler):
             state.by_status[200] = state.by_status.get(200, 0) + 1
             window = state.bucket.window() if state.bucket is not None and options.wait_style == "reset" else None
         self._send_bytes(200, data, _window_headers(*window) if window is not None else ())
+
+    def _bill(self, payload: dict[str, Any], options: ServerOptions, cached: int, *, marked: bool) -> None:
+        """Say in the usage what the prompt cache served (when it is on); bill the request."""
+        usage = payload.get("usage")
+        if not isinstance(usage, dict):
+            return
+        if options.prefix_cache:
+            report(usage, cached, options.cached_usage)
+        self._server.state.prompt_cache.bill(usage["prompt_tokens"], cached, usage["completion_tokens"], marked=marked)
 
     def _fault(self, name: str) -> None:
         state = self._server.state
@@ -790,11 +819,29 @@ def _retry_after_headers(wait: float) -> tuple[tuple[str, str], ...]:
     return (("retry-after", str(max(1, math.ceil(wait)))), ("retry-after-ms", str(millis)))
 
 
+def _marked(request: dict[str, Any]) -> bool:
+    """Whether a message of the request carries an explicit cache breakpoint (a content part's `cache_control`)."""
+    return any(
+        isinstance(part, dict) and "cache_control" in part
+        for message in request.get("messages", ())
+        if isinstance(message, dict) and isinstance(message.get("content"), list)
+        for part in message["content"]
+    )
+
+
 def _prompt_words(request: dict[str, Any]) -> int:
     """The prompt's size in words (the dev server's tokens): a completion's prompt, or every message's text."""
-    if isinstance(request.get("prompt"), str):
-        return len(request["prompt"].split())
-    return sum(len(_text(m.get("content")).split()) for m in request.get("messages", ()) if isinstance(m, dict))
+    return len(_prompt_word_list(request))
+
+
+def _prompt_word_list(request: dict[str, Any]) -> list[str]:
+    """The prompt's words in the order sent: a completion's prompt, or every message's text."""
+    prompt = request.get("prompt")
+    if isinstance(prompt, str):
+        return prompt.split()
+    return [
+        word for m in request.get("messages", ()) if isinstance(m, dict) for word in _text(m.get("content")).split()
+    ]
 
 
 def _budget(request: dict[str, Any]) -> int:
@@ -1146,6 +1193,12 @@ def _parser() -> argparse.ArgumentParser:
     add("--echo-headers", action="store_true", help="quote the request's headers in every 200 reply")
     add("--n-ctx", type=int, default=None, help="refuse prompts longer than this many words, as llama.cpp does")
     add("--drop-params", action="store_true", help="reasoning models drop refused settings silently (a gateway's)")
+    add("--prefix-cache", action="store_true", help="cache prompt prefixes as OpenAI does; report cached tokens")
+    add("--cached-usage", choices=USAGE_SHAPES, default=defaults.cached_usage, help="usage shape of cached tokens")
+    add("--price-input", type=float, default=0.0, help="USD per million prompt tokens on the server's own bill")
+    add("--price-cached", type=float, default=0.0, help="USD per million cached prompt tokens on its bill")
+    add("--price-output", type=float, default=0.0, help="USD per million completion tokens on its bill")
+    add("--bill-cached-in-full", action="store_true", help="report cached tokens, bill them at the input price")
     add("--required-header", default=None, help="'Name: value' every /v1 request must carry (else 401)")
     add_batch_arguments(parser)
     return parser

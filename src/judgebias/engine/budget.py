@@ -9,9 +9,11 @@ asked again and a timed-out request (which the server may have finished) are cha
 and an attempt after one of them is admitted again against the cap, or not sent.
 
 The cap bounds what the run's replies cost, the ones paid earlier and now cached included (summary.json's
-`cost_usd` + `saved_usd`), so a rerun with the same cap sends nothing more and a rerun with a higher one continues
-from the cache, paying only for the calls it adds. The first call that would pass the cap stops the sending; the
-calls in flight land, and the run writes everything with status `budget`.
+`cost_usd` + `saved_usd`, each before the prompt cache's discount), so a rerun with the same cap sends nothing more
+and a rerun with a higher one continues from the cache, paying only for the calls it adds. Prompt tokens a server's
+prompt cache served are counted at the full input price, when reserving and when settling: the cap holds whatever
+the server bills. The first call that would pass the cap stops the sending; the calls in flight land, and the run
+writes everything with status `budget`.
 """
 
 from __future__ import annotations
@@ -49,7 +51,9 @@ def worst_case(judge: JudgeConfig, messages: Sequence[Mapping[str, str]], discou
 
 
 def reported(judge: JudgeConfig, reply: Reply, discount: float = 1.0) -> Spend:
-    """A reply's cost from the usage its server reported."""
+    """A reply's cost from the usage its server reported, every prompt token at the full input price: the cap never
+    counts the prompt cache's discount (cost_usd does), so a server that reports cached tokens but bills them in
+    full cannot take a run past its cap."""
     usd = call_cost(judge, reply.prompt_tokens, reply.completion_tokens)
     return Spend(usd * discount, reply.prompt_tokens + reply.completion_tokens)
 

@@ -26,6 +26,7 @@ from judgebias.config.schema import Config, judges_of
 from judgebias.core.errors import RunFilesUnwritable
 from judgebias.core.item import Item
 from judgebias.core.judged import calls_by_order, majority_verdict
+from judgebias.core.prefix import cacheable_tokens, prompt_text, shared_prefix
 from judgebias.core.record import CallFields, CallResult, ItemResult, VerdictLine
 from judgebias.core.redaction import Redactor, redact_tree
 from judgebias.core.style import Style
@@ -535,12 +536,15 @@ def dry_run_estimate(
             "calls_cached": 0,
             "calls_offline": 0,
             "prompt_tokens_est": 0,
+            "prompt_tokens_shared_est": 0,
             "cost_usd_est": 0.0,
+            "cost_usd_est_cached": 0.0,
             "cost_usd_est_batch": 0.0,
         }
         for j in judgings
     }
     seen: set[str] = set()
+    previous: dict[str, str] = {}  # each judge's last live prompt: the one a call is sent right after
     name = config.data.normalize.tokenizer
     count = prompt_counter(config)
     for judging, _item, request, key, hit in calls:
@@ -554,10 +558,15 @@ def dry_run_estimate(
             continue
         seen.add(key)
         tokens = estimate_prompt_tokens(request.messages, count)
+        text = prompt_text(request.messages)
+        shared = cacheable_tokens(tokens, shared_prefix(previous.get(judging.name, ""), text) / max(1, len(text)))
+        previous[judging.name] = text
         entry["calls_live"] += 1
         entry["prompt_tokens_est"] += tokens
+        entry["prompt_tokens_shared_est"] += shared
         budget = judging.config.max_tokens or 0  # the most a reply can cost
         entry["cost_usd_est"] += call_cost(judging.config, tokens, budget)
+        entry["cost_usd_est_cached"] += call_cost(judging.config, tokens, budget, cached=shared)
         entry["cost_usd_est_batch"] += call_cost(judging.config, tokens, budget, batched=True)
     return {
         "dry_run": True,
@@ -571,7 +580,9 @@ def dry_run_estimate(
         "calls_cached": sum(e["calls_cached"] for e in per_judge.values()),
         "calls_offline": sum(e["calls_offline"] for e in per_judge.values()),
         "prompt_tokens_est": sum(e["prompt_tokens_est"] for e in per_judge.values()),
+        "prompt_tokens_shared_est": sum(e["prompt_tokens_shared_est"] for e in per_judge.values()),
         "cost_usd_est": round(sum(e["cost_usd_est"] for e in per_judge.values()), 6),
+        "cost_usd_est_cached": round(sum(e["cost_usd_est_cached"] for e in per_judge.values()), 6),
         "cost_usd_est_batch": round(sum(e["cost_usd_est_batch"] for e in per_judge.values()), 6),
         "judges": per_judge,
     }

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import hashlib
 import itertools
 import threading
 import time
@@ -41,7 +42,8 @@ from judgebias.core.errors import (
 )
 from judgebias.core.item import Item, shared_name
 from judgebias.core.judged import ensemble_results, item_result
-from judgebias.core.prompt import render_messages, shown
+from judgebias.core.prefix import layout_note, layout_share
+from judgebias.core.prompt import context_block, render_messages, shown
 from judgebias.core.reading import read_reply
 from judgebias.core.record import CallResult, Reply, Request
 from judgebias.core.redaction import public_endpoint
@@ -225,6 +227,10 @@ def _judges_and_items(config: Config) -> tuple[RunItems, list[Judging], list[str
         for name, judge in judges_of(config).items()
     ]
     notes: list[str] = [note for judge in judges_of(config).values() for note in price_notes(judge)]
+    rubric = config.rubric
+    if any(judging.backend.paid for judging in judgings):
+        share = layout_share(rubric.system, rubric.user, rubric.labels, rubric.tie_label)
+        notes += [note] if (note := layout_note(rubric.name, share)) is not None else []
     for judging in judgings:
         left_out = items.retain(judging.backend.has) if judging.backend.selective else 0
         if left_out:
@@ -595,6 +601,8 @@ def _judge_items(
     executor = ThreadPoolExecutor(max_workers=config.max_concurrency, thread_name_prefix="judge")
     reask = frozenset(config.cache.reask)
     stopping = threading.Event()  # ends the waits for calls that other processes sharing the cache are sending
+    queued: list[_Queued] = []  # the current item's calls to send, sent together once the item's are all known
+    warming = _Warming(config.max_concurrency > 1)  # one at a time, each call already follows the one before
     try:
         current: Item | None = None
         calls: list[tuple[Judging, Request, Pending]] = []
@@ -604,6 +612,7 @@ def _judge_items(
                 stored.add(hit)
             if item is not current:
                 if current is not None:
+                    _send(queued, executor, stopping, warming.after(current, queued))
                     slots.append((current, calls))
                 current, calls = item, []
                 while slots and (len(slots) >= window or _done(slots[0][1])):
@@ -611,10 +620,11 @@ def _judge_items(
             if hit is not None:
                 imported.add(hit)
             pending = _start(
-                judging, request, key, hit, cache, inflight, executor, stopping, full, batched, reask, spending
+                judging, request, key, hit, cache, inflight, queued, stopping, full, batched, reask, spending
             )
             calls.append((judging, request, pending))
         if current is not None:
+            _send(queued, executor, stopping, warming.after(current, queued))
             slots.append((current, calls))
         while slots:
             _finalise(parsed, *slots.popleft(), per_judge, combined, writer, progress, failures)
@@ -665,14 +675,15 @@ def _start(
     hit: dict[str, Any] | None,
     cache: ReplyStore,
     inflight: dict[str, Pending],
-    executor: ThreadPoolExecutor,
+    queued: list[_Queued],
     stopping: threading.Event,
     full: FullCache,
     batched: AbstractSet[str],
     reask: AbstractSet[str] = frozenset(),
     spending: _Spending | None = None,
 ) -> Pending:
-    """Answer a call from the cache, or run a free backend inline, or send it to a worker.
+    """Answer a call from the cache, or run a free backend inline, or queue it to be sent (`_send`, with the item's
+    other calls).
 
     A reply a batch brought in this run counts as paid by this run (not cached) the first time it is used.
     """
@@ -711,11 +722,99 @@ def _start(
         return Pending(error=spending.refused(), failure=FailureKind.not_sent)
     judging.check_key_once()  # before the first call of this judge can be sent
     meter = spending.meter(judging, request) if spending is not None else None
-    pending = Pending(future=executor.submit(_live_call, backend, request, key, cache, stopping, full, meter))
+    future: Future[tuple[Reply, bool]] = Future()
+    queued.append(_Queued(judging, request, future, (backend, request, key, cache, stopping, full, meter)))
+    pending = Pending(future=future)
     if spending is not None and estimate is not None:
         spending.settle_when_done(judging, pending, estimate)
     inflight[key] = pending
     return pending
+
+
+@dataclasses.dataclass(frozen=True)
+class _Queued:
+    """A call to send: its judge, request, the future its reply lands in, and _live_call's arguments."""
+
+    judging: Judging
+    request: Request
+    future: Future[tuple[Reply, bool]]
+    arguments: tuple[Any, ...]
+
+
+def _send(
+    queued: list[_Queued], executor: ThreadPoolExecutor, stopping: threading.Event, after: Future[Any] | None = None
+) -> None:
+    """Send an item's queued calls (and empty the queue): each judge's two orders of one ask back to back on one
+    worker, the second once the first's reply is in, so the server's prompt cache can serve the second from the
+    first (they share the rubric, the context and the question); judge.orders_together=false sends each alone.
+    `after`: a call whose prompt starts as these do (an earlier item of the same context), still on its way: these
+    go once it is answered, when the server has cached that prefix."""
+    groups: dict[tuple[str, int], list[_Queued]] = {}
+    for call in queued:
+        together = call.judging.config.orders_together
+        groups.setdefault((call.judging.name, call.request.sample) if together else (str(id(call)), 0), []).append(call)
+    queued.clear()
+
+    def submit(_: object = None) -> None:
+        for group in groups.values():
+            if stopping.is_set():
+                for call in group:
+                    call.future.set_exception(RunStopped("the run stopped before this call was sent"))
+                continue
+            try:
+                executor.submit(_live_calls, group, stopping)
+            except RuntimeError:  # the pool was shut down (the run stopped) while this item waited
+                for call in group:
+                    call.future.set_exception(RunStopped("the run stopped before this call was sent"))
+
+    if after is None:
+        submit()
+    else:
+        after.add_done_callback(submit)
+
+
+class _Warming:
+    """The first call sent for each recent context (an item's `context`, references, a conversation: what its prompt
+    shares with other items'), so that later items of that context are sent once that call is answered and the
+    server's prompt cache holds the shared start, instead of all at once, each paying for it in full."""
+
+    KEPT = 256  # contexts remembered (items of one context usually follow each other)
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self._first: collections.OrderedDict[str, Future[tuple[Reply, bool]]] = collections.OrderedDict()
+
+    def after(self, item: Item, queued: Sequence[_Queued]) -> Future[Any] | None:
+        """The call these queued calls of `item` should wait for (None: send now); the first of a new context's
+        calls is remembered."""
+        if not self.enabled or not queued or not any(call.judging.config.orders_together for call in queued):
+            return None
+        context = context_block(item) if item.extra else ""
+        if not context:
+            return None
+        key = hashlib.sha256(context.encode()).hexdigest()
+        first = self._first.get(key)
+        if first is not None and not first.done():
+            return first
+        self._first[key] = queued[0].future
+        self._first.move_to_end(key)
+        while len(self._first) > self.KEPT:
+            self._first.popitem(last=False)
+        return None
+
+
+def _live_calls(calls: Sequence[_Queued], stopping: threading.Event) -> None:
+    """Send these calls one after the other, each reply (or error) into its future; once the run stops, none more."""
+    for index, call in enumerate(calls):
+        if index and stopping.is_set():
+            call.future.set_exception(RunStopped("the run stopped before this call was sent"))
+            continue
+        try:
+            result = _live_call(*call.arguments)
+        except BaseException as error:  # the worker's own: handed to whoever reads the future, as a pool would
+            call.future.set_exception(error)
+        else:
+            call.future.set_result(result)
 
 
 def _answered_here(backend: Backend, request: Request) -> Pending:
@@ -964,6 +1063,7 @@ def _call_result(
         gateway_retries=reply.gateway_retries,
         reasoning_tokens=reply.reasoning_tokens,
         sample=request.sample,
+        prompt_tokens_cached=min(reply.prompt_tokens_cached, reply.prompt_tokens),
     )
 
 

@@ -537,7 +537,7 @@ class _StyleControlledRatings:
 def _call_counts(items: Rows) -> CallCounts:
     """Error, invalid, call, cache and token counts (every item, scored or not), counted once per kind of row and
     multiplied by its rows (no list of the run's calls: for a million items it cost more than the rows)."""
-    total = errors = unread = cached = offline = live = invalid = no_verdict = prompt = completion = 0
+    total = errors = unread = cached = offline = live = invalid = no_verdict = prompt = completion = prompt_cached = 0
     n_errors = errors_call1 = errors_call2 = 0
     with_calls = False
     outcomes: Counter[str] = Counter()
@@ -572,6 +572,7 @@ def _call_counts(items: Rows) -> CallCounts:
             if outcome is not None:  # a reply with no verdict at all
                 outcomes[outcome] += times
             prompt += times * c.prompt_tokens
+            prompt_cached += times * c.prompt_tokens_cached
             completion += times * c.completion_tokens
     answered = total - errors
     return {
@@ -588,6 +589,7 @@ def _call_counts(items: Rows) -> CallCounts:
         "calls_offline": offline,
         "prompt_tokens": prompt,
         "completion_tokens": completion,
+        "prompt_tokens_cached": prompt_cached,
     }
 
 

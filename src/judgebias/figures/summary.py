@@ -125,7 +125,7 @@ def build_summary(
     unreadable = _unreadable_note(figures, failures)
     if not failures:
         identity["status"] = "unreadable" if unreadable else "mixed_judge" if mixed_note else "ok"
-    cost, saved, batched, models = _spent(judges, per_judge)
+    cost, saved, prompt_cache_saved, batched, models = _spent(judges, per_judge)
     gateway_note = _gateway_cache_note(origin.get("calls_gateway_cached", 0))
     consistency_note = figures.get("position_consistency_note")
     record: RunRecord = {"unreadable_note": unreadable} if unreadable is not None else {}
@@ -135,6 +135,7 @@ def build_summary(
             "batches": list(batches),
             "cost_usd": round(cost, 6),
             "saved_usd": round(saved, 6),
+            "prompt_cache_saved_usd": round(prompt_cache_saved, 6),
             "models_reported": sorted(models),
             "normalization": dataclasses.asdict(config.data.normalize),
             "labels": str(config.rubric.labels),
@@ -158,32 +159,38 @@ def build_summary(
 
 def _spent(
     judges: Mapping[str, JudgeConfig], per_judge: Mapping[str, Sequence[ItemResult]]
-) -> tuple[float, float, int, set[str]]:
-    """What the calls cost (sent now), what the cached ones saved, how many went by batch, and the models named."""
-    cost, saved, batched = 0.0, 0.0, 0
+) -> tuple[float, float, float, int, set[str]]:
+    """What the calls cost (sent now), what the cached ones saved, what the server's prompt cache took off the calls
+    sent now, how many went by batch, and the models named."""
+    cost, saved, discount, batched = 0.0, 0.0, 0.0, 0
     models: set[str] = set()
     for name, judge in judges.items():
         rows = Rows.of(per_judge[name])
         # Each kind's calls priced once; the amounts are then added in row order, as they always were (a float
         # sum's last digit depends on its order).
-        amounts: list[list[tuple[float, bool]]] = []
+        amounts: list[list[tuple[float, float, bool]]] = []
         for kind, times in rows.counted():
             amounts.append([])
             for call in kind.calls:
-                amount = call_cost(judge, call.prompt_tokens, call.completion_tokens, batched=call.batched)
-                amounts[-1].append((amount, call.cached))
+                amount = call_cost(
+                    judge, call.prompt_tokens, call.completion_tokens, cached=call.prompt_tokens_cached,
+                    batched=call.batched,
+                )  # fmt: skip
+                full = call_cost(judge, call.prompt_tokens, call.completion_tokens, batched=call.batched)
+                amounts[-1].append((amount, full - amount, call.cached))
                 batched += times * call.batched
                 if call.model:
                     models.add(call.model)
-        if not any(amount for priced in amounts for amount, _ in priced):
+        if not any(amount for priced in amounts for amount, _, _ in priced):
             continue  # nothing priced (an offline judge, or no prices): 0.0 however many times it is added
         for code in rows.codes().tolist():
-            for amount, cached in amounts[code]:
+            for amount, off, cached in amounts[code]:
                 if cached:
                     saved += amount
                 else:
                     cost += amount
-    return cost, saved, batched, models
+                    discount += off
+    return cost, saved, discount, batched, models
 
 
 def _not_honoured(

@@ -20,7 +20,21 @@ def format_dry_run(estimate: DryRunEstimate) -> str:
         f"{estimate['calls_total']} calls: {estimate['calls_live']} would go live, {estimate['calls_cached']} cached, "
         f"{estimate['calls_offline']} answered offline; "
         f"about {estimate['prompt_tokens_est']} prompt tokens, about ${estimate['cost_usd_est']:.4f} live or "
-        f"${estimate['cost_usd_est_batch']:.4f} as a batch (judge.mode=batch). Nothing was called."
+        f"${estimate['cost_usd_est_batch']:.4f} as a batch (judge.mode=batch)"
+        + _shared_text(estimate)
+        + ". Nothing was called."
+    )
+
+
+def _shared_text(estimate: DryRunEstimate) -> str:
+    """What a server's prompt cache could take off: the prompt tokens each call shares with the one before it."""
+    shared, total = estimate.get("prompt_tokens_shared_est", 0), estimate["prompt_tokens_est"]
+    if not shared or not total:
+        return ""
+    return (
+        f"; {shared} of the prompt tokens ({100 * shared / total:.0f}%) repeat the call before, which a server's "
+        f"prompt cache can serve: about ${estimate.get('cost_usd_est_cached', 0.0):.4f} live if it does "
+        "(the cap never counts on it)"
     )
 
 
@@ -149,9 +163,12 @@ def _call_lines(s: Summary) -> list[str]:
     if offline and offline == s["calls_total"]:
         lines.append("  tokens: none (an offline judge sends no request)   cost_usd: 0.0000")
     else:
+        cached = s.get("prompt_tokens_cached") or 0
         lines.append(
-            f"  tokens: {s['prompt_tokens']} in / {s['completion_tokens']} out   cost_usd: {s['cost_usd']:.4f}   "
-            f"saved_usd: {s['saved_usd']:.4f}"
+            f"  tokens: {s['prompt_tokens']} in"
+            + (f" ({cached} from the server's prompt cache)" if cached else "")
+            + f" / {s['completion_tokens']} out   cost_usd: {s['cost_usd']:.4f}   saved_usd: {s['saved_usd']:.4f}"
+            + (f"   prompt cache saved: {s.get('prompt_cache_saved_usd') or 0:.4f}" if cached else "")
         )
     return lines
 

@@ -108,7 +108,12 @@ def summary_cards(s: Figures) -> list[Card]:
         Card(
             "cost",
             f"${float(s.get('cost_usd') or 0):.4f}",
-            f"saved by the cache: ${float(s.get('saved_usd') or 0):.4f}",
+            f"saved by the cache: ${float(s.get('saved_usd') or 0):.4f}"
+            + (
+                f"; by the server's prompt cache: ${float(s.get('prompt_cache_saved_usd') or 0):.4f}"
+                if s.get("prompt_tokens_cached")
+                else ""
+            ),
             "at the judge config's prices",
         ),
     ]
@@ -152,7 +157,8 @@ def _calls_card(s: Figures) -> Card:
             "calls offline / cached", f"{shown(s.get('calls_offline'))} / {shown(s.get('calls_cached'))}", hint=hint
         )
     value = f"{shown(s.get('calls_live'))} / {shown(s.get('calls_cached'))}"
-    hint = f"tokens {shown(s.get('prompt_tokens'))} in / {shown(s.get('completion_tokens'))} out"
+    cached = f" ({shown(s.get('prompt_tokens_cached'))} cached)" if s.get("prompt_tokens_cached") else ""
+    hint = f"tokens {shown(s.get('prompt_tokens'))} in{cached} / {shown(s.get('completion_tokens'))} out"
     return Card("calls live / cached", value, hint=hint)
 
 
