@@ -20,15 +20,17 @@ import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 
 from judgebias.core.errors import EXIT_BATCH_PENDING
+from judgebias.core.fields import as_typed
 from judgebias.core.summary import Summary, SummaryError, read_summary, status_reason
 from judgebias.figures import catalogue
 from judgebias.figures.catalogue import Figure, Sweep
 from judgebias.figures.formatting import ci_text, points
+from judgebias.figures.headline import models_text, seen_from_side
 from judgebias.io.files import write_csv, write_text_atomic
 from judgebias.io.run_dir import DRY_RUN, HYDRA, SUMMARY, RunDir
 from judgebias.process import startup
@@ -51,6 +53,7 @@ COLUMNS = (
     "judge",
     "rubric",
     "data",
+    "models",
     "overrides",
     "n",
     *(column for entry, sweep in SWEEP_FIGURES for column in _figure_columns(entry, sweep)),
@@ -74,6 +77,7 @@ READABLE = (
     "judge",
     "rubric",
     "data",
+    "models",
     "overrides",
     "n",
     *(sweep.heading for _, sweep in SWEEP_FIGURES),
@@ -158,7 +162,7 @@ def _overrides(folder: Path) -> list[str]:
     if not path.exists():
         return []
     value = _yaml(path)
-    return [str(v) for v in value] if isinstance(value, list) else []
+    return [as_typed(str(v)) for v in value] if isinstance(value, list) else []
 
 
 def _backend(folder: Path) -> str | None:
@@ -212,13 +216,14 @@ def table_rows(jobs: Sequence[Job]) -> list[dict[str, Any]]:
     varied = varying_overrides(jobs)
     rows = []
     for job in jobs:
-        s = job.summary
+        s = cast(Summary, seen_from_side(job.summary))  # win rates of the side the headline reports
         ci = s.get("ci") or {}
         fields: Mapping[str, object] = s  # the columns are named by COLUMNS, not literally
         row = {column: fields.get(column) for column in COLUMNS}
         shown = " ".join(o for o in varied[job.name] if not _in_columns(o, s))
         status = s.get("status", "ok")
         row |= {"job": job.name, "status": status, "n": s.get("n_items"), "overrides": shown}
+        row["models"] = models_text(s) or None
         row["status_note"] = "" if status in ("ok", "dry-run") else status_reason(s)
         row["backend"] = job.backend  # not a CSV column: read by the note on scripted judges
         for name in RATES:
@@ -264,6 +269,7 @@ def readable(row: dict[str, Any]) -> list[str]:
         text(row["judge"]),
         text(row["rubric"]),
         text(row["data"]),
+        text(row.get("models")),
         text(row["overrides"]),
         text(row["n"]),
         *(_rate(row, entry.name) if sweep.interval else points(row.get(entry.name)) for entry, sweep in SWEEP_FIGURES),
@@ -281,6 +287,7 @@ def _shown_columns(rows: Sequence[dict[str, Any]]) -> list[int]:
     """Indexes of READABLE to show: all, except the overrides column when the sweep varied nothing visible and an
     optional figure's column when no job has it."""
     hidden = {"overrides"} if not any(r["overrides"] for r in rows) else set()
+    hidden |= {"models"} if not any(r.get("models") for r in rows) else set()
     hidden |= {heading for heading, name in _OPTIONAL_HEADINGS.items() if all(r.get(name) is None for r in rows)}
     return [i for i, name in enumerate(READABLE) if name not in hidden]
 

@@ -30,13 +30,14 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from judgebias.aggregate import Job, find_jobs
 from judgebias.core.bounds import GATE_RESAMPLES
 from judgebias.core.errors import UserError
 from judgebias.core.summary import Summary, figure_value
 from judgebias.figures import catalogue
+from judgebias.figures.headline import models_text
 from judgebias.process import startup
 from judgebias.process.command import CommandParser, bounded, say
 
@@ -90,11 +91,36 @@ def figure(summary: Summary, name: str) -> float | None:
     return figure_value(summary, name)  # a threshold names its figure at run time
 
 
+BOUNDS = ("point", "lower", "upper")  # --on: what of a figure a threshold reads
+HEADLINE_RATES = {"win_rate": ("win_rate", "ci"), "corrected_win_rate": ("corrected_win_rate", "corrected_ci")}
+
+
+def gated_value(summary: Summary, name: str, on: str = "point") -> float | None:
+    """What a threshold reads of a figure: its value, or its interval's lower or upper bound (`--on`); a win rate
+    from the side the run's headline reports (side=b: b's). None when there is none (no figure, or no interval)."""
+    said: dict[str, Any] = dict(summary.get("headline") or {})
+    interval: Any
+    if name in HEADLINE_RATES and said.get(HEADLINE_RATES[name][0]) is not None:
+        rate_key, ci_key = HEADLINE_RATES[name]
+        value, interval = said.get(rate_key), said.get(ci_key)
+    else:
+        value, interval = figure(summary, name), (summary.get("ci") or {}).get(name)
+    if value is None:
+        return None
+    if on == "point":
+        return float(value)
+    if not interval or interval[0] is None or interval[1] is None:
+        return None
+    return float(interval[0] if on == "lower" else interval[1])
+
+
 def _who(job: Job) -> str:
-    """'3 (gpt4o / default / q1)': the job and what it judged, as far as known."""
+    """'3 (gpt4o / default / q1; bot-v2 vs bot-v1)': the job and what it judged, as far as known."""
     s = job.summary
     known = [str(value) for value in (s.get("judge"), s.get("rubric"), s.get("data")) if value is not None]
-    return f"{job.name} ({' / '.join(known)})" if known else job.name
+    models = models_text(s)
+    vs = f"; {models}" if models else ""
+    return f"{job.name} ({' / '.join(known)}{vs})" if known else job.name
 
 
 def check_job(
@@ -105,8 +131,10 @@ def check_job(
     same_judge: bool = True,
     allow_imported: bool = False,
     require_corrected: bool = False,
+    on: str = "point",
 ) -> list[Finding]:
-    """Every finding for one job: its status first, then each threshold."""
+    """Every finding for one job: its status first, then each threshold (on the figure's value, or its interval's
+    bound with `on`)."""
     s = job.summary
     who = _who(job)
     status = s.get("status", "ok")
@@ -168,9 +196,12 @@ def check_job(
             Finding(job.name, False, f"FAIL {who}: no people's win rate ({why}); --require-corrected asks for one")
         )
     for threshold in thresholds:
-        value = figure(s, threshold.figure)
+        bounded_read = on != "point" and _has_interval(threshold.figure)
+        value = gated_value(s, threshold.figure, on if bounded_read else "point")
         if value is None:
             reason = s.get(f"{threshold.figure}_note") or _missing_reason(threshold.figure)
+            if bounded_read and figure(s, threshold.figure) is not None:
+                reason = f"it has no interval to take the {on} bound of (bootstrap.resamples=0, or too few items)"
             text = f"{who}: {threshold.figure} is not available ({reason}), so --{threshold.option.replace('_', '-')}"
             if skip_missing:
                 findings.append(Finding(job.name, True, f"SKIP {text} was not checked", skipped=True))
@@ -182,8 +213,8 @@ def check_job(
                 Finding(
                     job.name,
                     False,
-                    f"FAIL {who}: {threshold.figure} = {value:.{0 if threshold.figure.endswith('_n') else 3}f}, "
-                    f"needs {threshold.describe()} "
+                    f"FAIL {who}: {_read_as(s, threshold.figure, on if bounded_read else 'point')} = "
+                    f"{value:.{0 if threshold.figure.endswith('_n') else 3}f}, needs {threshold.describe()} "
                     f"(--{threshold.option.replace('_', '-')})",
                 )
             )
@@ -382,6 +413,21 @@ def _kappa(text: str) -> float:
     return value
 
 
+def _has_interval(name: str) -> bool:
+    """Whether the catalogue gives the figure an interval (a count or a derived rate has none)."""
+    entry = next((e for e in catalogue.FIGURES if e.name == name), None)
+    return entry is not None and entry.interval
+
+
+def _read_as(summary: Summary, name: str, on: str) -> str:
+    """How a threshold's reading is named: "win_rate", "win_rate of bot-v2", "lower bound of win_rate of bot-v2"."""
+    said = summary.get("headline") or {}
+    text = name
+    if name in HEADLINE_RATES and said.get("name") and said.get("side") == "b":
+        text = f"{name} of {said['name']}"
+    return text if on == "point" else f"{on} bound of {text}"
+
+
 def parser() -> argparse.ArgumentParser:
     """The command line of the gate."""
     p = CommandParser(
@@ -393,6 +439,13 @@ def parser() -> argparse.ArgumentParser:
         help_text = f"{'lowest' if minimum else 'highest'} {entry.gate.help if entry.gate else entry.name}"
         kind = _labels if entry.kind == "count" else _kappa if entry.kind == "kappa" else _fraction
         p.add_argument(f"--{option.replace('_', '-')}", type=kind, help=help_text)
+    p.add_argument(
+        "--on",
+        choices=BOUNDS,
+        default="point",
+        help="what a threshold reads of a figure with an interval: its value (point, the default), or its 95%% "
+        "interval's lower or upper bound (--on lower --min-win-rate 0.5: the candidate wins beyond the noise)",
+    )
     p.add_argument(
         "--require-corrected",
         action="store_true",
@@ -512,6 +565,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             same_judge=args.same_judge,
             allow_imported=args.allow_imported,
             require_corrected=args.require_corrected,
+            on=args.on,
         )
         if base is not None and job.summary.get("status") not in ("failed", "missing", "dry-run"):
             try:
@@ -535,6 +589,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for finding in failures:
         say(finding.message)
     checked = ", ".join(t.describe() for t in thresholds)
+    if thresholds and args.on != "point":
+        checked += f" (on the interval's {args.on} bound)"
     if base is not None:
         against = f"against {args.baseline}: " + ", ".join(limit.option() for limit in limits)
         against += ", --strict" if args.strict else ""
@@ -549,7 +605,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         jobs_failing = len({finding.job for finding in failures})
         say(f"judgebias.check: {jobs_failing} of {len(jobs)} jobs failed ({checked})", error=True)
         return EXIT_FAILED
-    say(f"OK: {len(jobs)} job{' passes' if len(jobs) == 1 else 's pass'} ({checked})")
+    said = (
+        (jobs[0].summary.get("headline") or {}).get("text") if len(jobs) == 1 and models_text(jobs[0].summary) else None
+    )
+    say(f"OK: {len(jobs)} job{' passes' if len(jobs) == 1 else 's pass'} ({checked})" + (f": {said}" if said else ""))
     return EXIT_OK
 
 

@@ -29,7 +29,7 @@ from yaml import YAMLError
 
 from judgebias.cli import collector
 from judgebias.cli.clusterlog import summarise_sacct_warnings
-from judgebias.cli.composition import mode_probe_skipped
+from judgebias.cli.composition import config_flags_first, mode_probe_skipped, opened_maps
 from judgebias.cli.config_errors import (
     HeldStderr,
     composition_message,
@@ -44,6 +44,7 @@ from judgebias.cli.schemas import register_schemas
 from judgebias.cli.termination import stop_on_sigterm
 from judgebias.config.schema import Config
 from judgebias.core.errors import EXIT_USER_ERROR, SecretInConfig, UserError
+from judgebias.core.fields import as_typed
 from judgebias.core.redaction import REDACTED, RedactingFilter, Redactor, replace_secrets
 from judgebias.core.summary import SUMMARY_SCHEMA_VERSION
 from judgebias.io.files import write_json, write_text_atomic
@@ -95,7 +96,7 @@ def job(cfg: DictConfig) -> int:
         with stop_on_sigterm():
             config = to_config(cfg)
             keep_secrets_out(run, Redactor.for_config(dataclasses.asdict(config)))
-            summary = run_experiment(config, run, overrides=HydraConfig.get().overrides.task)
+            summary = run_experiment(config, run, overrides=[as_typed(o) for o in HydraConfig.get().overrides.task])
     except BaseException as error:
         ending = ending_of_error(error, multirun=multirun)
         if ending is None:
@@ -199,6 +200,7 @@ def _start() -> None:
     register_resolver()
     reuse = REUSE_FLAG in sys.argv[1:]
     sys.argv = [arg for arg in sys.argv if arg != REUSE_FLAG]  # judgebias's own flag: Hydra would refuse it
+    sys.argv[1:] = opened_maps(config_flags_first(sys.argv[1:]))
     refused = pasted_secret_error(sys.argv[1:]) or refused_folder(sys.argv[1:], reuse=reuse)
     if refused:
         say(f"judgebias: error: {refused}", error=True)

@@ -12,6 +12,7 @@ import itertools
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -38,11 +39,12 @@ class Step:
 
 
 def tour_steps(readme: str) -> list[Step]:
-    """README's steps: the first plain block is `make run`'s output; then each ```bash block followed directly by a
-    plain block. Steps are read up to the batch-mode section (later blocks need a key or other files)."""
+    """README's steps: each ```bash block followed directly by a plain block (a plain block first, before any bash
+    block, is `make run`'s output). Steps are read up to the batch-mode section (later blocks need a key or other
+    files)."""
     tour = readme[readme.index("## A five-minute tour") : readme.index("## Batch mode")]
     fences = list(FENCE.finditer(tour))
-    steps = [Step(["python -m judgebias.run"], next(f for f in fences if not f.group(1)).group(2).splitlines())]
+    steps = [] if fences[0].group(1) else [Step(["python -m judgebias.run"], fences[0].group(2).splitlines())]
     for fence, after in itertools.pairwise(fences):
         between = tour[fence.end() : after.start()]
         if fence.group(1) == "bash" and not after.group(1) and len(between.strip()) < 80:
@@ -70,6 +72,7 @@ def test_every_line_the_tour_shows_is_printed_today(tmp_path: Path) -> None:
     assert 5 <= len(steps), [step.commands for step in steps]
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "HYDRA_FULL_ERROR", "LINES")}
     env |= {"JUDGEBIAS_CACHE_DIR": str(tmp_path / "cache"), "COLUMNS": "120"}
+    shutil.copytree(REPO / "examples", tmp_path / "examples")  # a fresh checkout has them beside README
     port = free_port()
     server: subprocess.Popen[str] | None = None
     sweep_dir: Path | None = None

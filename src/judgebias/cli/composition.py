@@ -15,8 +15,35 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from judgebias.core.fields import OPEN_MAPS
+
 PACKAGED = {("hydra", "pkg://hydra.conf"), ("main", "pkg://judgebias.conf"), ("schema", "structured://")}
 MODE_KEYS = ("hydra.mode", "hydra.searchpath")
+
+
+def opened_maps(overrides: list[str]) -> list[str]:
+    """`data.fields.a=x` and `data.labels.v1=a` as Hydra takes a key a map does not hold yet (`++`): the user's own
+    names are the keys, so none can be listed in advance, and no plus should be needed to give one."""
+    return [f"++{arg}" if arg.startswith(OPEN_MAPS) and "=" in arg else arg for arg in overrides]
+
+
+CONFIG_FLAGS = ("--config-dir", "-cd", "--config-path", "-cp", "--config-name", "-cn")
+
+
+def config_flags_first(argv: list[str]) -> list[str]:
+    """The command line with --config-dir (and Hydra's other config flags) before the overrides: Hydra's parser
+    takes the overrides as one list, so an override after the flag would be refused ("unrecognized arguments")."""
+    flags: list[str] = []
+    rest: list[str] = []
+    args = iter(argv)
+    for arg in args:
+        if arg in CONFIG_FLAGS:
+            flags += [arg, next(args, "")]
+        elif arg.startswith(tuple(f"{flag}=" for flag in CONFIG_FLAGS)):
+            flags.append(arg)
+        else:
+            rest.append(arg)
+    return [*flags, *rest]
 
 
 def may_set_mode(overrides: list[str]) -> bool:

@@ -27,6 +27,7 @@ from judgebias.config.schema import (
 )
 from judgebias.core.bounds import RESAMPLES, SEED
 from judgebias.core.errors import SecretInConfig, UserError
+from judgebias.core.fields import mapping_problem
 from judgebias.core.models import is_reasoning_model as is_reasoning_name
 from judgebias.core.prompt import unknown_placeholders
 from judgebias.core.record import DETERMINISTIC_OUTCOMES
@@ -90,6 +91,9 @@ def check_settings(config: Config) -> None:
     if config.rubric.min_reply_tokens is not None and config.rubric.min_reply_tokens < 1:
         raise UserError(f"rubric.min_reply_tokens={config.rubric.min_reply_tokens} must be at least 1 (or null)")
     data = config.data
+    mapping = mapping_problem(data.fields or {}, data.labels or {})
+    if mapping:
+        raise UserError(mapping)
     if data.limit is not None and data.limit < 1:
         raise UserError(f"data.limit={data.limit} must be at least 1 (or null for all items)")
     truncate = data.normalize.truncate_words

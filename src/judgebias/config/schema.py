@@ -203,6 +203,34 @@ class NormalizeConfig:
     strip_markdown: bool = False  # render both answers as plain text (the remedy for a judge that rewards form)
 
 
+class Side(StrEnum):
+    """Which answer's model the headline reports the win rate of."""
+
+    a = "a"
+    b = "b"
+
+
+class DataFormat(StrEnum):
+    """How a data file is read (docs/data.md): chosen by its extension when auto."""
+
+    auto = "auto"
+    jsonl = "jsonl"
+    csv = "csv"
+    tsv = "tsv"
+    json = "json"  # one JSON array of objects
+    parquet = "parquet"
+    arrow = "arrow"  # an Arrow IPC file (Feather v2)
+    hf = "hf"  # a Hugging Face dataset: a folder saved by save_to_disk, or a Hub id (datasets.load_dataset)
+
+
+@dataclass
+class NamesConfig:
+    """What the headline calls the answers of `a` and of `b` (null: the items' model_a/model_b, else a and b)."""
+
+    a: str | None = None
+    b: str | None = None
+
+
 @dataclass
 class DataConfig:
     """A dataset: a JSONL file of items, found under `root` when the path is relative."""
@@ -215,6 +243,11 @@ class DataConfig:
     judgments: str | None = None  # recorded judge replies for judge=replay (JSONL beside the items)
     limit: int | None = None  # judge only the first N items
     normalize: NormalizeConfig = field(default_factory=NormalizeConfig)
+    format: DataFormat = DataFormat.auto  # auto: by the file's extension (a folder: a saved Hugging Face dataset)
+    fields: dict[str, str] = field(default_factory=dict)  # role -> your field: data.fields.a=response_v1
+    labels: dict[str, str] = field(default_factory=dict)  # your label word -> a, b or tie: data.labels.v1=a
+    split: str | None = None  # a Hugging Face dataset's split (its only one when null)
+    names: NamesConfig = field(default_factory=NamesConfig)  # what the headline calls a and b
 
 
 @dataclass
@@ -274,6 +307,7 @@ class Config:
     max_tokens_total: int | None = None  # the same cap in tokens (prompt + reply)
     progress: ProgressMode = ProgressMode.auto
     report: bool = True  # write report.html
+    side: Side = Side.a  # whose win rate the headline reports (b: the other model's; the same calls, none re-sent)
 
 
 def judges_of(config: Config) -> dict[str, JudgeConfig]:

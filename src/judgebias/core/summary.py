@@ -56,8 +56,21 @@ class Calibration(TypedDict):
     per_annotator: list[Agreement]
 
 
+class Headline(TypedDict, total=False):
+    """The run's win rate as the headline says it: from one side (`side=a|b`), with both models' names."""
+
+    side: str  # "a" or "b": whose win rate this is
+    name: str  # that side's model (data.names, else the model_a/model_b every item names, else the letter)
+    other: str  # the other side's
+    win_rate: float | None
+    ci: list[float] | None
+    corrected_win_rate: float  # the people's number, when labels corrected the figure
+    corrected_ci: list[float] | None
+    text: str  # "bot-v2 vs bot-v1: bot-v2 wins 61.7% [46.7, 76.7]"
+
+
 class Identity(TypedDict, total=False):
-    """Which run this is: its status, the judge, rubric and data, the writer's schema version."""
+    """Which run this is: its status, the judge, rubric and data, the writer's schema version, its headline."""
 
     status: Status  # docs/outputs.md
     schema_version: int  # SUMMARY_SCHEMA_VERSION of the writer
@@ -66,6 +79,7 @@ class Identity(TypedDict, total=False):
     rubric: str | None
     data: str | None
     ensemble: list[str]
+    headline: Headline
 
 
 class Counts(TypedDict, total=False):

@@ -35,9 +35,11 @@ from judgebias.io.dataset import (
     Findings,
     Place,
     Places,
+    Reading,
     cut_lines,
     normalize_item,
     read_items,
+    reading_of,
     resolve_path,
 )
 from judgebias.io.tokenizer import WORDS, Tokenizer, load_tokenizer
@@ -105,6 +107,7 @@ CHECK_PART_MIN_BYTES = 16 << 20  # a data file's bytes below which its check is 
 
 def _check_lines(
     path: Path,
+    reading: Reading,
     field: str | None,
     limit: int | None,
     held: list[Item] | None,
@@ -113,13 +116,14 @@ def _check_lines(
     """Check the items of the file (of its lines from place to offset `lines`), keeping what the run needs of each
     of the first `limit` (the rest are still checked); the problems found, not raised."""
     checked = _Checked(places=None if held is not None else Places())
-    for _ in _checking(path, field, limit, held, lines, checked):
+    for _ in _checking(path, reading, field, limit, held, lines, checked):
         pass
     return checked
 
 
 def _checking(
     path: Path,
+    reading: Reading,
     field: str | None,
     limit: int | None,
     held: list[Item] | None,
@@ -131,8 +135,8 @@ def _checking(
     its value of the clustering's field, when it has one, in `labels` by its id)."""
     hashes, values, valued, extra_fields = checked.hashes, checked.values, checked.valued, checked.extra_fields
     start, stop = lines
-    reading = read_items(path, start=start, stop=stop, places=checked.places, findings=checked.findings)
-    for item in reading:
+    items = read_items(path, reading=reading, start=start, stop=stop, places=checked.places, findings=checked.findings)
+    for item in items:
         if limit is not None and len(hashes) >= limit:
             continue  # the rest of the file is still checked
         if held is not None:
@@ -159,8 +163,10 @@ class RunItems:
     def __init__(self, config: Config, *, check_as_judged: bool = False) -> None:
         data = config.data
         self.path = resolve_path(data.path, data.root)
+        self.reading = reading_of(data, self.path)
         self._config = config
-        self._stamp = _Stamp.of(self.path)  # None: read once and held (a missing file: read_items names it)
+        # None: read once and held (any format but JSONL, or a pipe; a missing file: read_items names it)
+        self._stamp = _Stamp.of(self.path) if self.reading.streams else None
         held: list[Item] | None = [] if self._stamp is None else None
         field = cluster_field(config.bootstrap.cluster)
         self._field = field
@@ -214,7 +220,7 @@ class RunItems:
         checked = _Checked()
         for part in [*self._read_parts.values(), *parts]:
             checked.extend(part)
-        checked.findings.conclude(self.path)
+        checked.findings.conclude(self.path, self.reading)
         self._adopt(checked, None)
         self._read_parts.clear()
         found, _ = self._clustering_of_values()
@@ -236,16 +242,17 @@ class RunItems:
         in one reading. Any problem stops the run here, naming every bad line."""
         limit = self._config.data.limit
         helpers = started(
-            lambda lines: Forked(functools.partial(_check_lines, self.path, field, None, None, lines)), cuts[1:]
+            lambda lines: Forked(functools.partial(_check_lines, self.path, self.reading, field, None, None, lines)),
+            cuts[1:],
         )
         try:
-            checked = _check_lines(self.path, field, limit, held, cuts[0] if helpers else (START, None))
+            checked = _check_lines(self.path, self.reading, field, limit, held, cuts[0] if helpers else (START, None))
             for helper in helpers:
                 checked.extend(helper.result())
         finally:
             for helper in helpers:
                 helper.stop()
-        checked.findings.conclude(self.path)
+        checked.findings.conclude(self.path, self.reading)
         return checked
 
     def __len__(self) -> int:
@@ -309,8 +316,10 @@ class RunItems:
         part when the items are held, or too few to cut); checked as judged, the parts of the file already cut."""
         if self._cuts:
             return [Part(0, 0, place, end) for place, end in self._cuts]
+        if self._held is not None or not self._marks:
+            return [Part(0, self._count, START)]
         starts = sorted({min(self._marks, key=lambda m: abs(m - k * self._count // count)) for k in range(count)})
-        if self._held is not None or len(starts) < 2 or starts[0] != 0:
+        if len(starts) < 2 or starts[0] != 0:
             return [Part(0, self._count, START)]
         stops = [*starts[1:], self._count]
         return [Part(start, stop, self._marks[start]) for start, stop in zip(starts, stops, strict=True)]
@@ -332,7 +341,8 @@ class RunItems:
         """The items of one part of the file, checked as they are read; each clustered item's value kept until its line
         is written."""
         checked = self._read_parts[part.place] = _Checked()
-        return _checking(self.path, self._field, None, None, (part.place, part.end), checked, self._labels)
+        lines = (part.place, part.end)
+        return _checking(self.path, self.reading, self._field, None, None, lines, checked, self._labels)
 
     def release(self) -> None:
         """Every item is judged: the ids' hashes (8 bytes an item) and any held items go before the summary,
@@ -353,7 +363,8 @@ class RunItems:
             return
         self._check_unchanged()
         taken = 0
-        with contextlib.closing(read_items(self.path, checked=True, start=part.place)) as items:
+        reading = read_items(self.path, reading=self.reading, checked=True, start=part.place)
+        with contextlib.closing(reading) as items:
             for item in items:
                 if hash(item.id) != expected[taken]:
                     continue  # left out by data.limit or a replay judge's filter

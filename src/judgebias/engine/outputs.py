@@ -40,7 +40,7 @@ from judgebias.io.run_dir import RunDir
 from judgebias.io.tokenizer import WORDS, load_tokenizer
 from judgebias.io.versions import installed_versions
 
-PACKAGES = ("judgebias", "hydra-core", "omegaconf", "openai", "tenacity", "diskcache", "numpy")
+PACKAGES = ("judgebias", "hydra-core", "omegaconf", "openai", "tenacity", "diskcache", "numpy", "pyarrow", "datasets")
 
 
 def _not_json(value: object) -> Any:

@@ -17,6 +17,7 @@ from judgebias.core.record import ItemResult
 from judgebias.core.summary import SUMMARY_SCHEMA_VERSION, Ensemble, Figures, Identity, RunRecord, Summary
 from judgebias.figures.clustering import Clustering
 from judgebias.figures.corrected import Design, people_of, people_ratings
+from judgebias.figures.headline import headline, names_of
 from judgebias.figures.metrics import PeopleSettings, bradley_terry_ratings, summarize
 from judgebias.figures.provenance import (
     judge_origin,
@@ -109,6 +110,8 @@ def build_summary(
     if len(judges) > 1:
         identity["ensemble"] = list(judges)
     figures, ensemble = summarize_run(config, per_judge, combined, clustering, design)
+    names = names_of(Rows.of(combined), config.data.names.a, config.data.names.b)
+    identity["headline"] = headline(figures, names, str(config.side))
     own = {
         judge_name: judge_origin(per_judge[judge_name], j.model, j.other_models()) for judge_name, j in judges.items()
     }

@@ -1,8 +1,11 @@
 """Reading a dataset: every line checked before the first judge call, every error naming file, line and field.
 
-Deliberate choices (documented in README): blank lines are skipped; an answer may be empty (an empty answer is
-a real, bad answer) but must be a string; a question must contain a non-space character; ids are strings,
-unique; `prompt` is accepted for `question`; human labels may say a/b or 1/2 (core/labels.py); any other field is kept and passed through.
+Deliberate choices (documented in docs/data.md): blank lines are skipped; an answer may be empty (an empty answer
+is a real, bad answer) but must be a string; a question must contain a non-space character; ids are text (a number
+is read as its text), unique; `prompt` is accepted for `question`; human labels may say a/b or 1/2 (core/labels.py);
+any other field is kept and passed through. A file's own field names and label words are mapped first
+(core/fields.py), answers given as chat conversations read as text (core/conversation.py); CSV, Parquet and the
+other formats are read by io/tables.py and checked here, as JSONL is.
 """
 
 from __future__ import annotations
@@ -19,12 +22,16 @@ from typing import Any
 
 import numpy as np
 
+from judgebias.config.schema import DataConfig, DataFormat
+from judgebias.core.conversation import ConversationError, as_item_fields, is_conversation
 from judgebias.core.errors import UserError
+from judgebias.core.fields import REQUIRED, FieldMap, guessed_fields, missing_everywhere
 from judgebias.core.item import Item, new_item, shared_name
 from judgebias.core.labels import SPELLED, HumanLabel, human_label
 from judgebias.core.style import strip_markdown as plain_text
 from judgebias.core.style import style_of
 from judgebias.io.jsonl import json_line, lone_surrogate
+from judgebias.io.tables import LINE_FORMATS, format_of, table_records
 
 EMBEDDED = "embedded"  # data.root value for datasets shipped inside the package
 SHARED = "shared"  # data.root value for the shared datasets under $JUDGEBIAS_DATA_ROOT
@@ -87,10 +94,53 @@ def _shared_root(path: str) -> Path:
 MAX_PROBLEMS = 20  # a data file's problems reported in one go; past this many the check stops reading
 
 
-def load_items(path: Path) -> list[Item]:
-    """All items of a JSONL file, or one UserError naming the file, line and field of each problem (up to
+@dataclasses.dataclass(frozen=True)
+class Reading:
+    """How a data file is read: its format (never auto here), the file's names for the fields and its label words,
+    a Hugging Face dataset's split, and data.path as written (a Hub id is not a path)."""
+
+    format: DataFormat = DataFormat.jsonl
+    fields: FieldMap = dataclasses.field(default_factory=FieldMap)
+    split: str | None = None
+    given: str = ""
+
+    @property
+    def streams(self) -> bool:
+        """Read a line at a time, from any line on, as often as needed (JSONL); every other format is read once."""
+        return self.format == DataFormat.jsonl
+
+    @property
+    def by_row(self) -> bool:
+        """Its records are numbered by row (Parquet, a JSON array, ...), not by the line they start on."""
+        return self.format not in LINE_FORMATS
+
+    def where(self, path: Path, number: int) -> str:
+        """A record's place in an error: "file:line", or "file: row N"."""
+        return f"{path}: row {number}" if self.by_row else f"{path}:{number}"
+
+    def named(self, problem: str) -> str:
+        """A problem with the file's own name for the field it names ("field 'response_v1' (read as a)")."""
+        for role, name in self.fields.fields.items():
+            problem = problem.replace(f"field {role!r}", f"field {name!r} (read as {role})", 1)
+        return problem
+
+
+JSONL = Reading()
+
+
+def reading_of(data: DataConfig, path: Path) -> Reading:
+    """How the run's data file is read: data.format (by extension when auto), data.fields, data.labels, data.split.
+    A cell left empty is a missing value in every format but JSON (where null says so)."""
+    form = format_of(path, data.format)
+    empty_is_none = form not in (DataFormat.jsonl, DataFormat.json)
+    fields = FieldMap(dict(data.fields or {}), dict(data.labels or {}), empty_is_none)
+    return Reading(form, fields, data.split, data.path)
+
+
+def load_items(path: Path, reading: Reading = JSONL) -> list[Item]:
+    """All items of a data file, or one UserError naming the file, line (or row) and field of each problem (up to
     MAX_PROBLEMS of them, so a file with several mistakes is fixed in one pass, not one run per mistake)."""
-    return list(read_items(path))
+    return list(read_items(path, reading=reading))
 
 
 Place = tuple[int, int]  # where a line starts in a data file: its byte offset and its line number
@@ -120,6 +170,11 @@ class Findings:
     hashes: array.array[int] = dataclasses.field(default_factory=lambda: array.array("q"))
     lines: array.array[int] = dataclasses.field(default_factory=lambda: array.array("I"))
     found: bool = False
+    refused: int = 0  # lines refused (each lacking the roles counted in `lacking`, or refused for another reason)
+    lacking: dict[str, int] = dataclasses.field(default_factory=dict)  # role -> refused lines without it
+    names: list[str] = dataclasses.field(
+        default_factory=list
+    )  # the first refused line's fields, as the file names them
 
     def extend(self, later: Findings) -> None:
         """Add what the next part of the file found (parts in the file's order)."""
@@ -127,19 +182,45 @@ class Findings:
         self.hashes += later.hashes
         self.lines += later.lines
         self.found = self.found or later.found
+        self.refused += later.refused
+        for role, count in later.lacking.items():
+            self.lacking[role] = self.lacking.get(role, 0) + count
+        self.names = self.names or later.names
 
-    def conclude(self, path: Path) -> None:
-        """The file's one UserError (up to MAX_PROBLEMS problems in line order, duplicate ids among them), if any."""
-        problems = _in_line_order(path, self.problems, _duplicates(path, self.hashes, self.lines))[:MAX_PROBLEMS]
+    def refuse(self, record: dict[str, Any], original: dict[str, Any]) -> None:
+        """Count a refused line and the required fields it lacks (a file that lacks them on every line is told so
+        once, not once a line)."""
+        self.refused += 1
+        if not self.names:
+            self.names = list(original)[:40]
+        if is_conversation(record):
+            return
+        for role in REQUIRED:
+            if record.get(role) is None and not (role == "question" and record.get("prompt") is not None):
+                self.lacking[role] = self.lacking.get(role, 0) + 1
+
+    def conclude(self, path: Path, reading: Reading = JSONL) -> None:
+        """The file's one UserError (up to MAX_PROBLEMS problems in line order, duplicate ids among them), if any:
+        one line when every line read lacks the same required fields."""
+        everywhere = [role for role in REQUIRED if self.refused > 1 and self.lacking.get(role) == self.refused]
+        if everywhere and not self.found:
+            read = f"the {self.refused} {'rows' if reading.by_row else 'lines'} read"
+            raise UserError(missing_everywhere(str(path), read, self.names, everywhere, reading.fields))
+        duplicates = _duplicates(path, self.hashes, self.lines, reading)
+        problems = _in_line_order(path, self.problems, duplicates)[:MAX_PROBLEMS]
         if problems:
             raise UserError(_problems_text(path, problems))
         if not self.found:
-            raise UserError(f"{path}: the dataset is empty: it needs at least one JSON object per line")
+            unit = "row" if reading.by_row else "line"
+            raise UserError(
+                f"{path}: the dataset is empty: it needs at least one item (a {unit} with id, question, a and b)"
+            )
 
 
 def read_items(
     path: Path,
     *,
+    reading: Reading = JSONL,
     checked: bool = False,
     start: Place = START,
     stop: int | None = None,
@@ -156,11 +237,22 @@ def read_items(
     gather what the reading finds there and raise nothing (a part of the file, concluded with the others by
     `Findings.conclude`)."""
     found = Findings() if findings is None else findings
-    for number, offset, record in _records(path, found.problems, start, stop):
+    if reading.streams:
+        records = _records(path, found.problems, start, stop)
+    else:
+        records = (
+            (number, 0, record) for number, record in table_records(path, reading.format, reading.split, reading.given)
+        )
+    mapping = None if reading.fields.identity else reading.fields
+    for number, offset, original in records:
+        record = original if mapping is None else mapping.mapped(original)
         try:
-            item = _checked_item(record, path, number)
+            item = _checked_item(record, path, number, reading)
         except UserError as error:
-            found.problems.append(str(error))
+            found.problems.append(str(error) if mapping is None else reading.named(str(error)))
+            found.refuse(record, original)
+            if len(found.problems) >= MAX_PROBLEMS and not reading.streams:
+                break
             continue
         if not checked:
             found.hashes.append(hash(item.id))
@@ -171,7 +263,7 @@ def read_items(
         found.found = True
         yield item
     if findings is None:
-        found.conclude(path)
+        found.conclude(path, reading)
 
 
 def cut_lines(path: Path, count: int) -> tuple[list[tuple[Place, int]], int]:
@@ -200,8 +292,9 @@ def cut_lines(path: Path, count: int) -> tuple[list[tuple[Place, int]], int]:
     return list(zip(starts, stops, strict=True)), lines - (last in (b"\n", b""))
 
 
-def _duplicates(path: Path, hashes: array.array[int], lines: array.array[int]) -> list[str]:
-    """One problem per item whose id an earlier valid item has, naming that item's line."""
+def _duplicates(path: Path, hashes: array.array[int], lines: array.array[int], reading: Reading) -> list[str]:
+    """One problem per item whose id an earlier valid item has (ids that read as the same text: 7 and "7"), naming
+    that item's line."""
     digest = np.frombuffer(hashes, dtype=np.int64)
     order = np.argsort(digest, kind="stable")
     repeated = np.flatnonzero(digest[order][1:] == digest[order][:-1])
@@ -210,20 +303,33 @@ def _duplicates(path: Path, hashes: array.array[int], lines: array.array[int]) -
     suspects = {int(lines[i]) for i in np.concatenate([order[repeated], order[repeated + 1]]).tolist()}
     first: dict[str, int] = {}
     problems = []
-    for number, item_id in _ids_on_lines(path, suspects):
+    unit = "row" if reading.by_row else "line"
+    for number, item_id in _ids_on_lines(path, suspects, reading):
         if item_id in first:
-            problems.append(f"{path}:{number}: field 'id': duplicate id {item_id!r} (first on line {first[item_id]})")
+            problem = f"field 'id': duplicate id {item_id!r} (first on {unit} {first[item_id]})"
+            problems.append(reading.named(f"{reading.where(path, number)}: {problem}"))
         else:
             first[item_id] = number
     return problems
 
 
-def _ids_on_lines(path: Path, numbers: set[int]) -> Iterator[tuple[int, str]]:
+def _ids_on_lines(path: Path, numbers: set[int], reading: Reading) -> Iterator[tuple[int, str]]:
     """(line, id) of these lines, in order: lines read once already, each a valid item."""
+    if not reading.streams:
+        for number, record in table_records(path, reading.format, reading.split, reading.given):
+            if number in numbers:
+                yield number, id_text(reading.fields.mapped(record)["id"])
+        return
     with path.open("rb") as file:
         for number, line in enumerate(file, start=1):
             if number in numbers:
-                yield number, str(json.loads(_decoded(line.rstrip(b"\n"), path, number))["id"])
+                record = json.loads(_decoded(line.rstrip(b"\n"), path, number))
+                yield number, id_text(reading.fields.mapped(record)["id"])
+
+
+def id_text(value: object) -> str:
+    """An id as the text it is read as: a number's text (7 -> "7"), a string as it is."""
+    return value if isinstance(value, str) else json.dumps(value)
 
 
 def _in_line_order(path: Path, problems: list[str], more: list[str]) -> list[str]:
@@ -231,7 +337,7 @@ def _in_line_order(path: Path, problems: list[str], more: list[str]) -> list[str
     if not more:
         return problems
     start = len(str(path)) + 1
-    return sorted(problems + more, key=lambda problem: int(problem[start:].split(":", 1)[0]))
+    return sorted(problems + more, key=lambda problem: int(problem[start:].removeprefix(" row ").split(":", 1)[0]))
 
 
 def _problems_text(path: Path, problems: list[str]) -> str:
@@ -307,29 +413,14 @@ def _check_encodable(record: dict[str, Any], path: Path, number: int) -> None:
             )
 
 
-# Names other datasets give the fields judgebias reads, to suggest a renaming when a required field is missing.
-ALIASES = {
-    "id": ("question_id", "uid", "idx", "_id"),
-    "question": ("prompt", "instruction", "input", "query", "turns"),
-    "a": ("response_a", "answer_a", "output_a", "output_1", "completion_a", "ans1", "answer1", "response_1"),
-    "b": ("response_b", "answer_b", "output_b", "output_2", "completion_b", "ans2", "answer2", "response_2"),
-}
-
-
 def _found_fields(record: dict[str, Any], field: str) -> str:
-    """What the line holds instead of `field`, and the renaming that would fix it (jq), when a known name is there."""
+    """What the line holds instead of `field`, and the mapping that would read it, when a likely name is there."""
     found = f" (the line has {', '.join(repr(name) for name in record) or 'no fields'})"
-    renames: dict[str, str] = {}
-    for wanted, aliases in ALIASES.items():
-        alias = next((name for name in aliases if name in record), None)
-        if wanted not in record and alias is not None:
-            renames[wanted] = alias
-    if field not in renames:
+    guesses = guessed_fields(list(record), [role for role in REQUIRED if role not in record])
+    if field not in guesses:
         return found
-    assign = " | ".join(f".{wanted} = .{alias}" for wanted, alias in renames.items())
-    dropped = ", ".join(f".{alias}" for alias in renames.values())
-    mapping = ", ".join(f"{alias!r} as {wanted!r}" for wanted, alias in renames.items())
-    return f"{found}: to read {mapping}, rename them, e.g. jq -c '{assign} | del({dropped})' in.jsonl > out.jsonl"
+    overrides = " ".join(f"data.fields.{role}={name}" for role, name in guesses.items())
+    return f"{found}: to read your names, map them: {overrides}"
 
 
 # The fields an item is read from (the rest go to `extra`), by the name its question is given.
@@ -339,31 +430,40 @@ _KNOWN_FIELDS = {
 }
 
 
-def _item(record: dict[str, Any], path: Path, number: int) -> Item:
-    """One validated item from one JSON object (read twice per run, each line: no closure or set built per call)."""
+def _item(record: dict[str, Any], where: str, labels: FieldMap) -> Item:
+    """One validated item from one record (`where`: its place in errors), its conversations read as text."""
+    if is_conversation(record):
+        try:
+            record = as_item_fields(record)
+        except ConversationError as error:
+            raise _fail(where, error.field, error.problem) from None
     question_field = "question" if "question" in record or "prompt" not in record else "prompt"
-    item_id = _text(record, "id", path, number, nonblank=True)
-    question = _text(record, question_field, path, number, nonblank=True)
-    a, b = _text(record, "a", path, number), _text(record, "b", path, number)
+    item_id = _id(record, where)
+    question = _text(record, question_field, where, nonblank=True)
+    a, b = _text(record, "a", where), _text(record, "b", where)
     raw_human = record.get("human")
     human = None if raw_human is None else human_label(raw_human)
     if raw_human is not None and human is None:
-        raise _fail(path, number, "human", f"must be {SPELLED}, or null, got {json.dumps(raw_human)[:40]}")
+        problem = f"must be {SPELLED}, or null, got {json.dumps(raw_human)[:40]}{labels.label_hint(raw_human)}"
+        raise _fail(where, "human", problem)
     votes: list[HumanLabel | None] = []
     if raw_votes := record.get("human_votes"):
         votes = [human_label(v) for v in raw_votes] if isinstance(raw_votes, list) else [None]
         if any(v is None for v in votes):
-            raise _fail(path, number, "human_votes", f"must be a list of {SPELLED}")
+            unknown = (
+                next((v for v in raw_votes if human_label(v) is None), None) if isinstance(raw_votes, list) else None
+            )
+            raise _fail(where, "human_votes", f"must be a list of {SPELLED}{labels.label_hint(unknown)}")
     voters = record.get("human_voters") or []
     if voters:
         if not isinstance(voters, list) or any(not isinstance(v, str) or not v.strip() for v in voters):
             problem = "must be a list of annotator names (non-empty strings), one per vote"
-            raise _fail(path, number, "human_voters", problem)
+            raise _fail(where, "human_voters", problem)
         if len(voters) != len(votes):
             problem = f"has {len(voters)} names for {len(votes)} human_votes: give one name per vote"
-            raise _fail(path, number, "human_voters", problem)
-    model_a = None if record.get("model_a") is None else _text(record, "model_a", path, number)
-    model_b = None if record.get("model_b") is None else _text(record, "model_b", path, number)
+            raise _fail(where, "human_voters", problem)
+    model_a = None if record.get("model_a") is None else _text(record, "model_a", where)
+    model_b = None if record.get("model_b") is None else _text(record, "model_b", where)
     votes_given = tuple(v for v in votes if v is not None)
     return _made_item(record, question_field, (item_id, question, a, b), human, model_a, model_b, votes_given, voters)
 
@@ -399,16 +499,16 @@ def _made_item(
     )
 
 
-def _checked_item(record: dict[str, Any], path: Path, number: int) -> Item:
+def _checked_item(record: dict[str, Any], path: Path, number: int, reading: Reading = JSONL) -> Item:
     """The item `_item` builds of a line, its usual fields checked inline (a million lines read); any line whose
-    required fields are not all text, or that has votes or anything odd, goes through `_item`, which names its
-    problem."""
+    required fields are not all text, or that has votes, a conversation or anything odd, goes through `_item`, which
+    names its problem."""
     question_field = "question" if "question" in record or "prompt" not in record else "prompt"
     item_id, question, a, b = record.get("id"), record.get(question_field), record.get("a"), record.get("b")
     if not (type(item_id) is str and type(question) is str and type(a) is str and type(b) is str):
-        return _item(record, path, number)
-    if not item_id or item_id.isspace() or not question or question.isspace():
-        return _item(record, path, number)
+        return _item(record, reading.where(path, number), reading.fields)
+    if not item_id or item_id.isspace() or not question or question.isspace() or "messages" in record:
+        return _item(record, reading.where(path, number), reading.fields)
     raw_human, votes, voters = record.get("human"), record.get("human_votes"), record.get("human_voters")
     human = None if raw_human is None else human_label(raw_human)
     model_a, model_b = record.get("model_a"), record.get("model_b")
@@ -419,24 +519,34 @@ def _checked_item(record: dict[str, Any], path: Path, number: int) -> Item:
         or not (model_a is None or type(model_a) is str)
         or not (model_b is None or type(model_b) is str)
     ):
-        return _item(record, path, number)  # votes and their names, or anything odd: every check, as the first time
+        return _item(record, reading.where(path, number), reading.fields)  # votes, or anything odd: every check
     return _made_item(record, question_field, (item_id, question, a, b), human, model_a, model_b)
 
 
-def _fail(path: Path, number: int, field: str, problem: str) -> UserError:
-    return UserError(f"{path}:{number}: field {field!r}: {problem}")
+def _fail(where: str, field: str, problem: str) -> UserError:
+    return UserError(f"{where}: field {field!r}: {problem}")
 
 
-def _text(record: dict[str, Any], field: str, path: Path, number: int, *, nonblank: bool = False) -> str:
+def _text(record: dict[str, Any], field: str, where: str, *, nonblank: bool = False) -> str:
     """A string field's value, or the one-line problem with it (missing: the fields the line has instead)."""
     value = record.get(field)
     if value is None:
-        raise _fail(path, number, field, "missing" + _found_fields(record, field))
+        raise _fail(where, field, "missing" + _found_fields(record, field))
     if not isinstance(value, str):
-        raise _fail(path, number, field, f"must be a string, got {type(value).__name__} {json.dumps(value)[:40]}")
+        raise _fail(
+            where, field, f"must be a string, got {type(value).__name__} {json.dumps(value, default=repr)[:40]}"
+        )
     if nonblank and not value.strip():
-        raise _fail(path, number, field, "is empty or only whitespace")
+        raise _fail(where, field, "is empty or only whitespace")
     return value
+
+
+def _id(record: dict[str, Any], where: str) -> str:
+    """An item's id as text: a string as it is, a whole or decimal number as its text (7 -> "7"); not blank."""
+    value = record.get("id")
+    if isinstance(value, int | float) and not isinstance(value, bool) and value == value and abs(value) != float("inf"):
+        return id_text(value)
+    return _text(record, "id", where, nonblank=True)
 
 
 def normalize_item(item: Item, *, strip: bool, truncate_words: int | None, strip_markdown: bool = False) -> Item:

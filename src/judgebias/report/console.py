@@ -11,6 +11,7 @@ from judgebias.core.summary import Agreement, Calibration, DryRunEstimate, Summa
 from judgebias.core.terminal import escape_controls
 from judgebias.figures.catalogue import Figure, shown_in
 from judgebias.figures.formatting import ci_text, counted, p_text, pct
+from judgebias.figures.headline import models_text
 
 
 def format_dry_run(estimate: DryRunEstimate) -> str:
@@ -36,6 +37,13 @@ def _shared_text(estimate: DryRunEstimate) -> str:
         f"prompt cache can serve: about ${estimate.get('cost_usd_est_cached', 0.0):.4f} live if it does "
         "(the cap never counts on it)"
     )
+
+
+def side_a(summary: Summary) -> str:
+    """How the figures' side `a` is called: "a", or "a (bot-v1)" when the headline names its model."""
+    said = summary.get("headline") or {}
+    name = said.get("name") if said.get("side") == "a" else said.get("other")
+    return "a" if not name or name in ("a", "a (a)") else f"a ({name})"
 
 
 def interval_header(summary: Summary) -> str:
@@ -72,7 +80,8 @@ def format_summary(summary: Summary, overrides: Sequence[str] = ()) -> str:
         f"judgebias  judge={s['judge']}  rubric={s['rubric']}  data={s['data']}  status={s['status']}"
         + (f"  overrides: {' '.join(changed)}" if changed else ""),
         *warnings,
-        f"  items: {s['n_items']}   wins/ties/losses of a: {s['wins']}/{s['ties']}/{s['losses']}",
+        *([f"  {s['headline']['text']}"] if models_text(s) else []),  # when it names the models
+        f"  items: {s['n_items']}   wins/ties/losses of {side_a(s)}: {s['wins']}/{s['ties']}/{s['losses']}",
         interval_header(s),
         f"  win_rate: {pct(s['win_rate'])}{ci_text(intervals.get('win_rate'), why=degenerate.get('win_rate'))}   "
         f"consistent-only: {pct(s.get('win_rate_consistent'))}   pooled: {pct(s.get('win_rate_pooled'))}",

@@ -20,6 +20,7 @@ from judgebias.core.verdict import item_winner
 from judgebias.figures import formatting
 from judgebias.figures.catalogue import Figure, shown_in
 from judgebias.figures.formatting import counted, p_text, pct
+from judgebias.figures.headline import models_text
 from judgebias.figures.metrics import ONE_ORDER_NOTE
 from judgebias.io.run_dir import RunDir
 from judgebias.report import svg
@@ -545,6 +546,7 @@ def render_report(
         redactor or Redactor.for_config(config),
         title=f"judgebias: {heading}",
         heading=heading,
+        headline=(s.get("headline") or {}).get("text") if models_text(s) else None,
         n_items=shown(s.get("n_items")),
         one_order=s.get("position_consistency_note") == ONE_ORDER_NOTE,
         resamples=shown(s.get("bootstrap_resamples")),

@@ -11,12 +11,14 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 from judgebias.core.redaction import Redactor
 from judgebias.core.summary import FINISHED_STATUSES, Summary, status_reason
 from judgebias.figures import catalogue
 from judgebias.figures.catalogue import Sweep
 from judgebias.figures.formatting import pct
+from judgebias.figures.headline import models_text, seen_from_side
 from judgebias.report import svg
 from judgebias.report.pages import (
     Cell,
@@ -105,6 +107,8 @@ def sweep_columns(jobs: Sequence[SweepJob]) -> list[Column]:
     """The jobs table's columns: overrides, a figure and offline calls only when some job has them."""
     columns = [Column("job", "job"), Column("status", "status")]
     columns += [Column("judge", "judge"), Column("rubric", "rubric"), Column("data", "data")]
+    if any(models_text(job.summary) for job in jobs):
+        columns.append(Column("models", "models"))
     if any(job.overrides for job in jobs):
         columns.append(Column("overrides", "overrides"))
     columns.append(Column("n", "n", "num"))
@@ -138,8 +142,8 @@ def _rate_cell(s: Figures, key: str, *, ci: bool = True) -> Cell:
 
 
 def sweep_row(job: SweepJob, columns: Sequence[Column]) -> Row:
-    """One job's cells, in the order of `columns`."""
-    s = job.summary
+    """One job's cells, in the order of `columns` (win rates of the side the job's headline reports)."""
+    s = cast(Figures, seen_from_side(job.summary))
     tokens = s.get("prompt_tokens")
     cost = s.get("cost_usd")
     cells = {
@@ -148,6 +152,7 @@ def sweep_row(job: SweepJob, columns: Sequence[Column]) -> Row:
         "judge": Cell(text(s.get("judge"))),
         "rubric": Cell(text(s.get("rubric"))),
         "data": Cell(text(s.get("data"))),
+        "models": Cell(models_text(s)),
         "overrides": Cell(job.overrides, wrap=True),
         "n": Cell(text(s.get("n_items")), numeric=True),
         **{entry.name: _rate_cell(s, entry.name, ci=sweep.interval) for entry, sweep in catalogue.in_sweep()},
