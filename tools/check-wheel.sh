@@ -36,6 +36,20 @@ test -s sweep/sweep_summary.csv && test -s sweep/0/summary.json && test -s sweep
 echo "wheel check: sweep ok ($(grep -c '^[01] ' sweep.txt) jobs in the table)"
 "$VENV/bin/python" -m judgebias.check sweep --min-consistency 0.5 > check.txt
 echo "wheel check: gate ok ($(tail -1 check.txt))"
+"$VENV/bin/judgebias" -m hydra/launcher=joblib judge=noisy,longer hydra.sweep.dir=parallel data.limit=12 > parallel.txt
+test -s parallel/0/summary.json && test -s parallel/1/summary.json
+echo "wheel check: the joblib launcher installed with the package ($(grep -c '^[01] ' parallel.txt) jobs in parallel)"
+if "$VENV/bin/python" -c "import hydra_plugins.hydra_submitit_launcher" 2>/dev/null; then
+    echo "wheel check: the SLURM launcher should not be installed without judgebias[cluster]" >&2; exit 1
+fi
+set +e
+"$VENV/bin/judgebias" -m hydra/launcher=slurm judge=noisy,longer hydra.sweep.dir=slurm > slurm.txt 2>&1
+code=$?
+set -e
+test "$code" = 2 && test "$(wc -l < slurm.txt)" = 1 && grep -q "pip install 'judgebias\[cluster\]'" slurm.txt || {
+    echo "wheel check: a missing SLURM launcher is not one line naming its install (exit $code):" >&2
+    cat slurm.txt >&2; exit 1; }
+echo "wheel check: a missing SLURM launcher named ($(cat slurm.txt))"
 "$VENV/bin/python" -m judgebias.devserver --help > /dev/null
 "$VENV/bin/python" -m judgebias.cache stats --help > /dev/null
 echo "wheel check: passed"

@@ -97,12 +97,28 @@ def _own_file_message(error: BaseException, dirs: Iterable[Path]) -> str | None:
     return f"{where}: {key + ': ' if key else ''}{reason}"
 
 
+# A launcher whose Hydra plugin is not installed: Hydra cannot load its config ("Could not load
+# 'hydra/launcher/submitit_slurm'"), which our slurm option inherits.
+MISSING_LAUNCHER = re.compile(r"(?:In 'hydra/launcher/(\w+)': )?Could not (?:load|find) 'hydra/launcher/(\w+)'")
+LAUNCHER_EXTRAS = {
+    "submitit": ("cluster", "hydra-submitit-launcher"),
+    "slurm": ("cluster", "hydra-submitit-launcher"),
+    "ray": ("ray", "hydra-ray-launcher"),
+    "joblib": ("parallel", "hydra-joblib-launcher"),
+}
+
+
 def composition_message(error: BaseException, dirs: Iterable[Path] = ()) -> str:
     """One line for an exception Hydra raised while composing the config from the command line or the user's files."""
     own = _own_file_message(error, dirs)
     if own is not None:
         return own
     text = str(error)
+    launcher = MISSING_LAUNCHER.search(text)
+    if launcher and launcher.group(2).split("_")[0] in LAUNCHER_EXTRAS:
+        typed, plugin = launcher.group(1) or launcher.group(2), launcher.group(2)
+        extra, package = LAUNCHER_EXTRAS[plugin.split("_")[0]]
+        return f"hydra/launcher={typed}: that launcher is not installed: pip install 'judgebias[{extra}]' ({package})"
     unread = UNREADABLE_OVERRIDE.match(text)
     if unread:
         override = unread.group(1)
