@@ -26,6 +26,7 @@ import yaml
 
 from judgebias.core.errors import EXIT_BATCH_PENDING
 from judgebias.core.fields import as_typed
+from judgebias.core.overrides import readable_jobs
 from judgebias.core.summary import Summary, SummaryError, read_summary, status_reason
 from judgebias.figures import catalogue
 from judgebias.figures.catalogue import Figure, Sweep
@@ -204,11 +205,13 @@ def _natural(path: Path) -> list[Any]:
 
 
 def varying_overrides(jobs: Sequence[Job]) -> dict[str, list[str]]:
-    """Per job, the overrides that differ between the jobs: what the sweep varied."""
+    """Per job, the overrides that differ between the jobs: what the sweep varied, readable (values unquoted, a
+    file by its name, a URL by its host:port, unless that would hide the difference)."""
     if len(jobs) < 2:
         return {job.name: [] for job in jobs}
     common = set.intersection(*(set(job.overrides) for job in jobs))
-    return {job.name: [o for o in job.overrides if o not in common] for job in jobs}
+    varied = readable_jobs([[o for o in job.overrides if o not in common] for job in jobs])
+    return {job.name: overrides for job, overrides in zip(jobs, varied, strict=True)}
 
 
 def table_rows(jobs: Sequence[Job]) -> list[dict[str, Any]]:
@@ -415,7 +418,7 @@ def aggregate(sweep_dirs: Sequence[Path], out_dir: Path | None = None, *, report
 def main(argv: Sequence[str] | None = None) -> int:
     """`python -m judgebias.aggregate SWEEP_DIR [SWEEP_DIR ...] [--out DIR]`: 0 all ok, 1 a job failed, 2 usage."""
     startup.run_begins()  # started: from here on Ctrl-C is this command's to handle
-    parser = CommandParser(prog="python -m judgebias.aggregate", description=__doc__.splitlines()[0])
+    parser = CommandParser(prog="python -m judgebias.aggregate", description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("sweep_dirs", nargs="+", type=Path, help="sweep folders (outputs/multirun/...)")
     parser.add_argument("--out", type=Path, default=None, help="where to write the table (default: the first sweep)")
     parser.add_argument("--no-report", action="store_true", help="do not write sweep_report.html")

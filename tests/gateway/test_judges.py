@@ -176,7 +176,9 @@ def test_a_gateway_error_shows_its_status_once_with_a_key_hint(
             f"cache.dir={tmp_path}/c",
         )
     assert str(raised.value).endswith(
-        "HTTP 400 No connected db. (the API key was refused: check the key in the judge's api_key_env variable)"
+        "HTTP 400 No connected db. (the API key was refused: check the key in $JUDGEBIAS_GW_KEY (read from "
+        "judge.api_key_env=JUDGEBIAS_GW_KEY; export the right key, or point judge.api_key_env at the variable that "
+        "holds it))"
     )
 
 

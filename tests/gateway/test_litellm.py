@@ -90,7 +90,8 @@ def test_a_wrong_master_key_is_explained_in_one_line(gateway: Gateway, cli: Cli,
     lines = [line for line in result.stderr.splitlines() if line.startswith("judgebias: error:")]
     assert (2, 1) == (result.code, len(lines))
     assert lines[0].endswith(
-        "HTTP 400 No connected db. (the API key was refused: check the key in the judge's api_key_env variable)"
+        f"HTTP 400 No connected db. (the API key was refused: check the key in ${KEY_ENV} (read from "
+        f"judge.api_key_env={KEY_ENV}; export the right key, or point judge.api_key_env at the variable that holds it))"
     )
 
 

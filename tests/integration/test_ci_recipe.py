@@ -52,7 +52,7 @@ def bundle(tmp_path_factory: pytest.TempPathFactory, suggestible: RunningServer)
         f"hydra.run.dir={folder / 'run'}",
     ]
     subprocess.run([*run, "report=false", "progress=off"], check=True, capture_output=True, env=env_of(folder))
-    path = folder / "base-replies.jsonl"
+    path = folder / "base-replies.jsonl.gz"
     export = [sys.executable, "-m", "judgebias.cache", "export", str(path), "--run", str(folder / "run")]
     subprocess.run([*export, "--cache-dir", str(folder / "cache")], check=True, capture_output=True, env=env_of(folder))
     return path

@@ -55,7 +55,7 @@ def test_list_and_clean_remove_only_the_folders_with_no_result(
 
     assert 0 == runs(["list", str(cli_here.tmp_path)])
     listed = capsys.readouterr().out.splitlines()
-    assert "4 run folders, 2 with no result: python -m judgebias.runs clean" in listed[-1]
+    assert "4 run folders, 0 sweep folders, 2 with no result: python -m judgebias.runs clean" in listed[-1]
     stub_lines = [line for line in listed[:-1] if "no result:" in line]
     assert {str(mistake.run_dir), str(stopped)} == {line.split()[0] for line in stub_lines}
     assert any("no such data file" in line for line in stub_lines)
@@ -71,6 +71,31 @@ def test_list_and_clean_remove_only_the_folders_with_no_result(
     assert 0 == rerun.code, rerun
     assert answered == rerun.summary()["calls_cached"]
     assert 96 - answered == rerun.summary()["calls_live"]
+
+
+def test_sweeps_are_listed_with_their_failed_jobs_and_a_killed_empty_sweep_is_cleaned(
+    cli_here: InProcessCli, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A sweep with a failing job is listed with its jobs' statuses and the failure in one line (whole with
+    --verbose); a sweep killed before any job started (only multirun.yaml) is removed by clean, a finished one kept."""
+    sweep = cli_here("-m", "data.limit=3", "report=false", "data.path=q1.jsonl,nowhere.jsonl")
+    assert 1 == sweep.code
+    killed = cli_here.tmp_path / "killed-sweep"
+    killed.mkdir()
+    (killed / "multirun.yaml").write_text("hydra: {}\n", encoding="utf-8")  # as Hydra writes it before job 0
+    capsys.readouterr()
+
+    assert 0 == runs(["list", str(cli_here.tmp_path)])
+    listed = capsys.readouterr().out.splitlines()
+    assert any(line.startswith(str(sweep.run_dir)) and "sweep       2 jobs: 1 ok, 1 failed" in line for line in listed)
+    (failed,) = [line for line in listed if line.startswith("    job 1: failed: ")]
+    assert "nowhere.jsonl" in failed
+    assert any(line.startswith(str(killed)) and "no job started" in line for line in listed)
+    assert listed[-1].startswith("0 run folders, 2 sweep folders, 1 with no result")
+
+    assert 0 == runs(["clean", str(cli_here.tmp_path)])
+    assert "removed 0 run folders with no result and 1 sweep folders with no job; 0 kept" in capsys.readouterr().out
+    assert not killed.exists() and (sweep.run_dir / "multirun.yaml").exists()
 
 
 def test_a_folder_that_is_not_there_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

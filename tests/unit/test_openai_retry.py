@@ -133,7 +133,7 @@ def test_explain_names_the_status_and_the_fix_without_the_key(monkeypatch: pytes
     reason = judge.explain(error)
     assert (True, True, False) == (
         reason.startswith("HTTP 401"),
-        "check the key in the judge's api_key_env variable" in reason,
+        "check the key in $JB_TEST_KEY (read from judge.api_key_env=JB_TEST_KEY" in reason,
         "sk-test-secret-value-1234" in reason,
     )
     assert reason == judge.classify(error).reason

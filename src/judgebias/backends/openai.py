@@ -511,11 +511,11 @@ class OpenAIJudge(Backend):
 
     def classify(self, error: BaseException) -> Failure:
         """What an SDK error (or a reply refused as transient) means: see `classify` below."""
-        return classify(error, self.redact.secrets())
+        return classify(error, self.redact.secrets(), self.config.api_key_env)
 
     def explain(self, error: BaseException) -> str:
         """The one-line reason of an SDK error, with the credentials this judge sends redacted."""
-        return explain(error, self.redact.secrets())
+        return explain(error, self.redact.secrets(), self.config.api_key_env)
 
     def is_api_error(self, error: BaseException) -> bool:
         """Whether `error` is one of the SDK's API errors (status, connection, timeout)."""
@@ -609,11 +609,11 @@ def _attempts_text(error: BaseException, sent: int) -> str:
     return f"{requests}, waiting out the announced waits" if asked is not None and asked >= LONG_WAIT else requests
 
 
-def classify(error: BaseException, known: Iterable[str] = ()) -> Failure:
+def classify(error: BaseException, known: Iterable[str] = (), key_env: str | None = None) -> Failure:
     """The one decision about an error: permanent (the judge stops), or one call's failure that another attempt may
     cure (a timeout, nothing listening, the server pushing back on the rate, a passing error), or not; with the wait
     the server announced and the reason, credentials redacted (`known`: see `explain`)."""
-    reason = explain(error, known)
+    reason = explain(error, known, key_env)
     wait = retry_after(error)
     if is_permanent(error):
         return Failure(FailureKind.permanent, reason, wait)
@@ -697,7 +697,7 @@ PLAIN_HEADERS = frozenset(
 )
 
 
-def explain(error: BaseException, known: Iterable[str] = ()) -> str:
+def explain(error: BaseException, known: Iterable[str] = (), key_env: str | None = None) -> str:
     """A one-line reason from an SDK error: never the request, and never the key even if the server echoed it.
 
     `known` are the credentials the caller sent (the judge's key and extra headers, read from the environment):
@@ -717,7 +717,7 @@ def explain(error: BaseException, known: Iterable[str] = ()) -> str:
         """The text without the credentials the request carried (before any cut, so no part of it survives)."""
         return replace_secrets(text, secrets)
 
-    return escape_controls(_reason(error, redact))  # a server's text: its escape sequences shown, never acted on
+    return escape_controls(_reason(error, redact, key_env))  # a server's text: shown escaped, never acted on
 
 
 _AUTH_WORDS = re.compile(
@@ -728,7 +728,7 @@ _AUTH_WORDS = re.compile(
 _UPSTREAM_AUTH = re.compile(r"litellm\.(?:AuthenticationError|PermissionDeniedError)|\w+Exception - ", re.IGNORECASE)
 
 
-def _reason(error: BaseException, redact: Callable[[str], str]) -> str:
+def _reason(error: BaseException, redact: Callable[[str], str], key_env: str | None = None) -> str:
     openai = _sdk()
 
     if isinstance(error, UnusableReply):
@@ -740,7 +740,7 @@ def _reason(error: BaseException, redact: Callable[[str], str]) -> str:
             code = None
         message = redact(re.sub(r"^Error code: \d+ - ", "", getattr(error, "message", "") or ""))
         first_line = message.splitlines()[0][:200] if message.strip() else ""
-        hint = _hint(status, code, message)
+        hint = _hint(status, code, message, key_env)
         parts = [f"HTTP {status}"] + ([code] if code else []) + [first_line]
         return " ".join(p for p in parts if p) + (f" ({hint})" if hint else "")
     if isinstance(error, openai.APITimeoutError):
@@ -757,8 +757,9 @@ def _reason(error: BaseException, redact: Callable[[str], str]) -> str:
     return f"{type(error).__name__}: {text.splitlines()[0][:200] if text.strip() else ''}"
 
 
-def _hint(status: int, code: str | None, message: str) -> str:
-    """What the user can do about an HTTP error: the key, the gateway's credential, the model, the request."""
+def _hint(status: int, code: str | None, message: str, key_env: str | None = None) -> str:
+    """What the user can do about an HTTP error: the key (named by the variable it was read from), the gateway's
+    credential, the model, the request."""
     if status in (400, 413) and _OVERFLOW.search(message):
         return (
             "the prompt is longer than the model's context: cut the answers with data.normalize.truncate_tokens "
@@ -772,8 +773,13 @@ def _hint(status: int, code: str | None, message: str) -> str:
         )
     if about_auth and status == 403 and "permission" in message.lower():
         return "the key has no permission for this model"
+    if about_auth and key_env:
+        return (
+            f"the API key was refused: check the key in ${key_env} (read from judge.api_key_env={key_env}; "
+            "export the right key, or point judge.api_key_env at the variable that holds it)"
+        )
     if about_auth:
-        return "the API key was refused: check the key in the judge's api_key_env variable"
+        return "the server wants a key and judge.api_key_env is null: set it to the variable that holds the key"
     if status == 400 and "logprobs" in message.lower():
         return "this model refuses logprobs: set judge.logprobs=false"
     if _LOGPROBS_UNSERVED.search(message):

@@ -17,11 +17,13 @@ from judgebias.core.errors import (
     Stopped,
     UserError,
 )
+from judgebias.figures.summary import nothing_readable
 from judgebias.process import startup
 
 EXIT_OK = 0
 EXIT_CALLS_FAILED = 1  # calls failed after their retries (the rest is written), or a job of a sweep crashed
 EXIT_BUDGET = 3  # stopped at the spending cap (status budget): everything written, a higher cap continues
+EXIT_NOTHING_READABLE = 4  # the judge answered, but not one reply carried a readable verdict: everything written
 EXIT_CRASHED = 1
 EXIT_INTERRUPTED = startup.EXIT_INTERRUPTED
 
@@ -81,5 +83,12 @@ def ending_of_summary(summary: Mapping[str, Any]) -> Ending:
             f"judgebias: {summary['failed_calls']} calls failed after their retries "
             f"(errors_call1={summary.get('errors_call1')}, errors_call2={summary.get('errors_call2')}; reasons in "
             f"verdicts.jsonl); rerun the same command to retry only those",
+        )
+    if summary.get("status") == "unreadable" and nothing_readable(summary):
+        answered = summary.get("calls_total", 0) - (summary.get("failed_calls") or 0)
+        return Ending(
+            EXIT_NOTHING_READABLE,
+            f"judgebias: the judge answered nothing readable: none of its {answered} replies carries a verdict in the "
+            "rubric's format (raw1/raw2 in verdicts.jsonl show what it said; every file is written)",
         )
     return Ending(EXIT_OK)

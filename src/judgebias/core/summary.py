@@ -189,6 +189,7 @@ class HumanLabels(TypedDict, total=False):
     human_agreement_decisive_n: int
     cohen_kappa: float | None
     cohen_kappa_n: int
+    cohen_kappa_note: str  # why kappa is near 0 beside a high agreement (one answer nearly always)
     agreement_threshold: float
     agreement_warning: bool
     agreement_message: str | None  # the warning, or why a judge below the threshold was not warned

@@ -126,6 +126,15 @@ def build_summary(
     configured = dataclasses.asdict(next(iter(judges.values())))
     honoured_note = not_honoured_note(not_honoured, per_setting, configured)
     unreadable = _unreadable_note(figures, failures)
+    kappa_note = chance_note(figures)
+    if kappa_note:
+        figures["cohen_kappa_note"] = kappa_note
+    if nothing_readable(figures) and figures.get("agreement_message"):
+        # Agreement of verdicts that are all "no verdict" says nothing of the rubric: say what happened instead.
+        figures["agreement_message"] = (
+            "the judge answered nothing readable, so agreement with people is not measured: look at what it said "
+            "(raw1/raw2 in verdicts.jsonl) before changing the rubric"
+        )
     if not failures:
         identity["status"] = "unreadable" if unreadable else "mixed_judge" if mixed_note else "ok"
     cost, saved, prompt_cache_saved, batched, models = _spent(judges, per_judge)
@@ -219,6 +228,29 @@ def _gateway_cache_note(gateway_cached: int) -> str | None:
         "them is unknown (answered_by: unknown (gateway cache)); turn the gateway's cache off for a judge you measure "
         "(LiteLLM: +judge.extra_body.cache={no-cache:true})"
     )
+
+
+KAPPA_NEAR_ZERO = 0.05  # |kappa| below this beside agreement of at least HIGH_AGREEMENT is explained
+HIGH_AGREEMENT = 0.6
+
+
+def chance_note(summary: Mapping[str, Any]) -> str | None:
+    """Why kappa is about 0 though the judge agrees with people often: kappa discounts the agreement chance alone
+    gives, and when the judge (or people) give nearly one answer, chance alone agrees that often."""
+    kappa, agreement = summary.get("cohen_kappa"), summary.get("human_agreement")
+    if kappa is None or agreement is None or abs(kappa) >= KAPPA_NEAR_ZERO or agreement < HIGH_AGREEMENT:
+        return None
+    return (
+        f"kappa is {kappa:.2f} beside {100 * agreement:.0f}% agreement: kappa discounts the agreement chance alone "
+        "gives, and the judge's verdicts or people's labels are nearly all one answer, so chance alone agrees that "
+        "often; the judge tells the answers apart no better than always giving that answer would"
+    )
+
+
+def nothing_readable(summary: Mapping[str, Any]) -> bool:
+    """Whether no reply the judge gave carried a readable verdict (every answered call: invalid or no verdict)."""
+    share = summary.get("no_verdict_share")
+    return share is not None and share >= 1.0
 
 
 def _unreadable_note(summary: Figures, failures: int) -> str | None:

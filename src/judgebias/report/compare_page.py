@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from judgebias.core.redaction import Redactor
+from judgebias.core.verdict import item_winner
 from judgebias.figures.comparison import Comparison
 from judgebias.figures.comparison_text import diff_text, exact_test_text, moved_text, value_text
 from judgebias.figures.paired import Difference, worse_beyond, worse_side
@@ -115,7 +116,7 @@ def moved_table(comparisons: Sequence[tuple[str, Sequence[dict[str, Any]]]]) -> 
             cells += [
                 Cell(str(item["id"]), nowrap=True),
                 Cell(", ".join(kind.replace("_", " ") for kind in item["kinds"]), wrap=True),
-                Cell(text(item.get("human"))),
+                Cell("" if item.get("human") is None else item_winner(str(item["human"]))),  # a, b or tie
                 Cell(_verdict(item["base"])),
                 Cell(_verdict(item["cand"])),
             ]

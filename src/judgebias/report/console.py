@@ -39,6 +39,23 @@ def _shared_text(estimate: DryRunEstimate) -> str:
     )
 
 
+def repetition_lines(s: Summary) -> list[str]:
+    """judge.samples > 1: how often each order's samples agree, and the figures of each order's majority."""
+    if (s.get("samples") or 1) <= 1:
+        return []
+    stable = (
+        f"order 1 {pct(s.get('repetition_stability_order1'))}, order 2 {pct(s.get('repetition_stability_order2'))} "
+        f"of samples give their order's most frequent reply (on {s.get('repetition_stability_n')} items)"
+    )
+    if s.get("repetition_stability_note"):
+        stable = f"n/a ({s['repetition_stability_note']})"
+    return [
+        f"  samples: {s['samples']} per order   stability: {stable}",
+        f"  majority of samples: win_rate {pct(s.get('majority_win_rate'))}   position_consistency "
+        f"{pct(s.get('majority_position_consistency'))} (on {s.get('majority_n')} items)",
+    ]
+
+
 def side_a(summary: Summary) -> str:
     """How the figures' side `a` is called: "a", or "a (bot-v1)" when the headline names its model."""
     said = summary.get("headline") or {}
@@ -126,6 +143,7 @@ def _figure_lines(s: Summary, intervals: Mapping[str, Any], degenerate: Mapping[
             )
         )
     lines.extend(unidentified_lines(s))
+    lines.extend(repetition_lines(s))
     if "human_agreement" in s:
         lines.append(
             f"  human_agreement: {pct(s['human_agreement'])}{ci_text(intervals.get('human_agreement'), why=degenerate.get('human_agreement'))} on {s['human_agreement_n']} "
@@ -133,6 +151,8 @@ def _figure_lines(s: Summary, intervals: Mapping[str, Any], degenerate: Mapping[
             f"decisive-only: {pct(s.get('human_agreement_decisive'))}   kappa: "
             + ("n/a" if s.get("cohen_kappa") is None else f"{s['cohen_kappa']:.2f}")
         )
+        if s.get("cohen_kappa_note"):
+            lines.append(f"    {s['cohen_kappa_note']}")
         if s.get("human_human_agreement") is not None:
             lines.append(
                 f"  vs a random human vote: {pct(s.get('human_vote_agreement'))} "

@@ -292,6 +292,7 @@ def agreement_panel(s: Figures) -> Panel | None:
     caption = (
         f"On {shown(s.get('human_agreement_n'))} labelled items; Cohen's kappa {'n/a' if kappa is None else f'{kappa:.2f}'}. "
         f"The dashed line is the agreement threshold ({pct(s.get('agreement_threshold'), 0)})."
+        + (f" Why kappa is so low: {s['cohen_kappa_note']}." if s.get("cohen_kappa_note") else "")
     )
     chart = svg.interval_plot(points, title="agreement with human labels", reference=s.get("agreement_threshold"))
     return Panel(chart, caption)
