@@ -241,3 +241,47 @@ def test_chat_conversations_show_the_shared_turns_once_and_compare_the_final_rep
     about_c2 = [prompt for prompt in prompts if "Kiwi." in prompt]
     assert len(about_c2) == 2 and all(p.startswith("[Last user message]\nName a fruit.") for p in about_c2)
     assert [line["id"] for line in result.verdicts()] == ["c1", "c2"]
+
+
+def test_people_s_labels_merge_into_a_run_on_your_csv(cli_here: InProcessCli, tmp_path: Path) -> None:
+    """The review loop reads the run's CSV as the run did (its names and words) and writes the labelled copy in
+    judgebias's own JSONL shape, which a run reads without any mapping."""
+    from judgebias.review.__main__ import main as review
+
+    unlabelled = [{**_theirs(pair), "human_pref": None} for pair in PAIRS]
+    theirs = _write("csv", tmp_path, unlabelled)
+    run = cli_here("data=file", f"data.path={theirs}", *MAPPING, "report=false")
+    assert run.code == 0, run
+    labels = tmp_path / "ann.jsonl"
+    labels.write_text(
+        '{"id": "1", "label": "b", "annotator": "ann"}\n{"id": "q-3", "label": "tie", "annotator": "ann"}\n',
+        encoding="utf-8",
+    )
+    out = tmp_path / "labelled.jsonl"
+    assert 0 == review(["merge", str(labels), "--into", str(run.run_dir), "--out", str(out)])
+    copy = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert [record["id"] for record in copy] == ["1", "2", "q-3", "4", "5"]  # a CSV cell is text
+    assert (copy[0]["a"], copy[0]["b"], copy[0]["question"]) == ("4", 'It is "4", of course.', "What is 2+2?")
+    assert (copy[0]["human"], copy[0]["human_votes"], copy[0]["human_voters"]) == ("2", ["2"], ["ann"])
+    assert copy[2]["human_votes"] == ["tie"] and "human_votes" not in copy[1]
+    again = cli_here("data=jsonl", f"data.path={out}", "report=false")
+    assert again.code == 0, again
+    assert [line["id"] for line in again.verdicts()] == ["1", "2", "q-3", "4", "5"]
+    assert [line.get("human") for line in again.verdicts()] == ["2", None, "tie", None, None]
+
+
+def test_a_saved_dataset_dict_needs_its_split_named(cli_here: InProcessCli, tmp_path: Path) -> None:
+    datasets = pytest.importorskip("datasets")
+    rows = [{**_theirs(pair), "conv_id": str(_theirs(pair)["conv_id"])} for pair in PAIRS]
+    folder = tmp_path / "splits"
+    datasets.DatasetDict(
+        {"train": datasets.Dataset.from_list(rows[:2]), "test": datasets.Dataset.from_list(rows)}
+    ).save_to_disk(str(folder))
+    unnamed = cli_here("data=file", f"data.path={folder}", *MAPPING)
+    assert unnamed.code == 2
+    assert f"{folder}: holds the splits train, test: choose one with data.split=<name>" in unnamed.stderr
+    ours = write_items(tmp_path / "ours.jsonl", PAIRS)
+    _same_run(
+        cli_here("data=jsonl", f"data.path={ours}"),
+        cli_here("data=file", f"data.path={folder}", "data.split=test", *MAPPING),
+    )

@@ -15,7 +15,7 @@ import dataclasses
 import json
 import os
 import re
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterator, Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -128,13 +128,27 @@ class Reading:
 JSONL = Reading()
 
 
-def reading_of(data: DataConfig, path: Path) -> Reading:
-    """How the run's data file is read: data.format (by extension when auto), data.fields, data.labels, data.split.
-    A cell left empty is a missing value in every format but JSON (where null says so)."""
-    form = format_of(path, data.format)
+def reading_of(data: DataConfig | Mapping[str, Any], path: Path) -> Reading:
+    """How the run's data file is read: data.format (by extension when auto), data.fields, data.labels, data.split
+    (from the config, or from a run's provenance, where the data config is a dict). A cell left empty is a missing
+    value in every format but JSON (where null says so)."""
+    given = data if isinstance(data, Mapping) else dataclasses.asdict(data)
+    form = format_of(path, DataFormat(given.get("format") or DataFormat.auto))
     empty_is_none = form not in (DataFormat.jsonl, DataFormat.json)
-    fields = FieldMap(dict(data.fields or {}), dict(data.labels or {}), empty_is_none)
-    return Reading(form, fields, data.split, data.path)
+    fields = FieldMap(dict(given.get("fields") or {}), dict(given.get("labels") or {}), empty_is_none)
+    return Reading(form, fields, given.get("split"), str(given.get("path") or ""))
+
+
+def mapped_records(path: Path, reading: Reading) -> Iterator[dict[str, Any]]:
+    """The records of a data file that was read whole once (its items checked), under judgebias's names: what a
+    copy of the dataset in judgebias's own JSONL shape holds."""
+    if reading.streams:
+        problems: list[str] = []
+        records: Iterator[dict[str, Any]] = (record for _, _, record in _records(path, problems))
+    else:
+        records = (record for _, record in table_records(path, reading.format, reading.split, reading.given))
+    for record in records:
+        yield reading.fields.mapped(record)
 
 
 def load_items(path: Path, reading: Reading = JSONL) -> list[Item]:

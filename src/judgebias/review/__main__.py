@@ -20,6 +20,7 @@ from judgebias.core.errors import UserError
 from judgebias.core.sampling import Judged, Strategy
 from judgebias.core.verdict import WIN_SCORE
 from judgebias.figures.corrected import SCORE
+from judgebias.io.dataset import JSONL, Reading
 from judgebias.io.run_dir import RunDir
 from judgebias.process import startup
 from judgebias.process.command import CommandParser, exit_as_command, run_command, say
@@ -90,13 +91,15 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def _dataset(into: Path) -> Path:
-    """The dataset file `--into` names: a JSONL file, or the dataset of the run folder given."""
+def _dataset(into: Path) -> tuple[Path, Reading]:
+    """The dataset file `--into` names and how it is read: a JSONL file (judgebias's own names), or the dataset of
+    the run folder given, read as the run read it (any format, its field names and label words)."""
     if into.is_dir():
-        return read_run(into).data_path
+        judged = read_run(into)
+        return judged.data_path, judged.reading
     if not into.is_file():
         raise UserError(f"{into}: no such dataset file or run folder (--into)")
-    return into
+    return into, JSONL
 
 
 def _new_name(folder: Path, stem: str) -> Path:
@@ -183,7 +186,7 @@ def _plan(args: argparse.Namespace) -> None:
 
 def _merge(args: argparse.Namespace) -> None:
     """`merge`: write the labelled copy of the dataset, and say how to judge it."""
-    data = _dataset(args.into)
+    data, reading = _dataset(args.into)
     if args.add and args.out is None:
         raise UserError("--add adds the labels to an existing labelled file: name it with --out")
     out = args.out or _new_name(Path.cwd(), f"{data.stem}.labelled")
@@ -191,7 +194,7 @@ def _merge(args: argparse.Namespace) -> None:
         if not given.is_file():
             raise UserError(f"--sample {given}: no such sample.json")
     samples = Samples.near([*args.labels, args.into], args.sample)
-    merged = merge_labels(args.labels, data, out, add=args.add, samples=samples)
+    merged = merge_labels(args.labels, data, out, add=args.add, samples=samples, reading=reading)
     if samples.unchecked:
         say(
             f"note: the labels name sample {', '.join(sorted(samples.unchecked))}, whose sample.json was not found: "

@@ -20,7 +20,7 @@ from judgebias.core.errors import UserError
 from judgebias.core.item import Item
 from judgebias.core.labels import SPELLED, HumanLabel, human_label, majority
 from judgebias.core.sampling import item_digest
-from judgebias.io.dataset import load_items
+from judgebias.io.dataset import JSONL, Reading, id_text, load_items, mapped_records
 from judgebias.io.files import read_user_text, write_jsonl
 from judgebias.io.jsonl import json_lines, text_lines
 from judgebias.review.sample import SAMPLE_INFO
@@ -163,9 +163,16 @@ def read_labels(
 
 
 def merge_labels(
-    label_files: Sequence[Path], data: Path, out: Path, *, add: bool = False, samples: Samples | None = None
+    label_files: Sequence[Path],
+    data: Path,
+    out: Path,
+    *,
+    add: bool = False,
+    samples: Samples | None = None,
+    reading: Reading = JSONL,
 ) -> Merged:
-    """Write a copy of `data` with each item's new votes appended to human_votes (and names to human_voters).
+    """Write a copy of `data` with each item's new votes appended to human_votes (and names to human_voters): JSONL
+    in judgebias's own field names and label words, whatever the format and names `reading` read `data` in.
 
     An existing `out` is never replaced: with `add` the labels are added to it (it is the base, so the labels it
     holds stay), else the merge is refused."""
@@ -176,8 +183,8 @@ def merge_labels(
             f"{out}: exists (an earlier merge's labelled copy?): it is not replaced; add these labels to it with "
             "--add, or write another file with --out"
         )
-    base = out if add and out.exists() else data
-    items = load_items(base)  # the whole dataset checked first, so the copy is a dataset the run reads
+    base, read_as = (out, JSONL) if add and out.exists() else (data, reading)
+    items = load_items(base, read_as)  # the whole dataset checked first, so the copy is a dataset the run reads
     labels, skipped = read_labels(label_files, {item.id: item for item in items}, samples)
     if not labels:
         raise UserError(f"{', '.join(map(str, label_files))}: no labels to merge (every line is a skip or empty)")
@@ -185,8 +192,8 @@ def merge_labels(
     for label in labels:
         by_item.setdefault(label.id, []).append(label)
     records, human_set = [], 0
-    for number, record in enumerate(_records(base), start=1):
-        new = by_item.get(str(record.get("id")), [])
+    for number, record in enumerate(mapped_records(base, read_as), start=1):
+        new = by_item.get(id_text(record.get("id")), [])
         if new:
             votes = [human_label(v) for v in record.get("human_votes") or []]
             voters = list(record.get("human_voters") or []) or [f"unnamed-{k + 1}" for k in range(len(votes))]
@@ -210,10 +217,3 @@ def merge_labels(
     write_jsonl(out, records)
     annotators = sorted(Counter(label.annotator for label in labels))
     return Merged(out, len(labels), annotators, len(by_item), skipped, human_set)
-
-
-def _records(data: Path) -> Iterator[dict[str, Any]]:
-    """The dataset's JSON objects as written (load_items has checked them)."""
-    with data.open(encoding="utf-8-sig") as lines:
-        for _, record in json_lines(lines, data):
-            yield record

@@ -24,7 +24,7 @@ from judgebias.core.sampling import (
     position_entropy,
     sample_size,
 )
-from judgebias.io.dataset import load_items, resolve_path
+from judgebias.io.dataset import Reading, load_items, reading_of, resolve_path
 from judgebias.io.files import write_csv, write_json, write_text_atomic
 from judgebias.io.jsonl import json_lines
 from judgebias.io.run_dir import RunDir
@@ -41,6 +41,7 @@ class JudgedRun:
 
     folder: Path
     data_path: Path
+    reading: Reading  # how the run read it (format, field names, label words)
     provenance: dict[str, Any]
     items: dict[str, Item]
     verdicts: list[dict[str, Any]]
@@ -57,12 +58,13 @@ def read_run(folder: Path) -> JudgedRun:
         provenance = json.loads(provenance_path.read_text(encoding="utf-8"))
         data = provenance["config"]["data"]
         data_path = resolve_path(data["path"], data.get("root"))
-    except (json.JSONDecodeError, KeyError, TypeError):
+        reading = reading_of(data, data_path)
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError):
         raise UserError(f"{provenance_path}: not a run's provenance (no config.data.path)") from None
-    items = {item.id: item for item in load_items(data_path)}
+    items = {item.id: item for item in load_items(data_path, reading)}
     with verdicts_path.open(encoding="utf-8") as lines:
         verdicts = [line for _, line in json_lines(lines, verdicts_path)]
-    return JudgedRun(folder, data_path, provenance, items, verdicts)
+    return JudgedRun(folder, data_path, reading, provenance, items, verdicts)
 
 
 def judged(line: dict[str, Any], item: Item) -> Judged:
