@@ -213,12 +213,35 @@ def test_arenahard_last_verdict_wins_for_the_tool_but_two_directions_are_invalid
         ),
         ("[[A>B]] and later [[B>A]]", "invalid"),
         ("[[A>A]]", "invalid"),
+        # The verdict written as an item of the scale (a real GPT-4 reply's ending, as the audit trial met it).
+        (
+            "... is more helpful.\n\nTherefore, my final verdict is:\n\n5. Assistant B is significantly better: [[B>>A]]",
+            "B",
+        ),
+        ("My verdict:\n- 1. Assistant A is significantly better: [[A>>B]]", "A"),  # a bulleted item
+        (
+            "The choices:\n1. Assistant A is significantly better: [[A>>B]]\n2. Assistant A is slightly better: "
+            "[[A>B]]\n3. Tie, relatively the same: [[A=B]]\n\nMy final verdict is:\n\n4. Assistant B is slightly "
+            "better: [[B>A]]",
+            "B",
+        ),
+        (
+            "1. Assistant A is significantly better: [[A>>B]]\n2. Assistant A is slightly better: [[A>B]]\n"
+            "3. Tie, relatively the same: [[A=B]]\n4. Assistant B is slightly better: [[B>A]]\n"
+            "5. Assistant B is significantly better: [[B>>A]]",
+            "invalid",
+        ),
         ("no label", "invalid"),
     ],
 )
 def test_arenahard_reply_style_reads_the_direction_of_five_point_verdicts(text, verdict):
-    """The arenahard style reads [[A>>B]] ... [[B>>A]] for their side, ignores a quoted scale, refuses two sides."""
+    """The arenahard style reads [[A>>B]] ... [[B>>A]] for their side, ignores a quoted scale, refuses two sides;
+    where it reads a side, Arena-Hard's own extraction (its last token) reads the same."""
     assert verdict == parse_reply(text, style="arenahard", tie_label="A=B")
+    if verdict != "invalid":
+        assert verdict == {"B>>A": "B", "B>A": "B", "A>>B": "A", "A>B": "A", "A=B": "tie", "A<B": "B"}.get(
+            str(arena.arenahard_tool_reading(text))
+        )
 
 
 def test_alpacaeval_item_shows_the_answer_shown_first_as_a():
@@ -308,3 +331,45 @@ def test_a_model_judged_against_itself_is_flagged_and_left_out_of_the_pooled_fig
     assert 3 == len(flagged) and all("against itself" in row["left_out"] for row in flagged)
     show = arena.show_result(converted.judgments)
     assert {"dolphin-miner", "mistral-7b"} == set(show["models"]) and 3 == show["lines_left_out"]
+
+
+# FastChat's pair-v2 template (fastchat/llm_judge/data/judge_prompts.jsonl) and Arena-Hard's, as their files hold them.
+PAIR_V2 = (
+    "[User Question]\n{question}\n\n[The Start of Assistant A's Answer]\n{a}\n[The End of Assistant A's Answer]\n\n"
+    "[The Start of Assistant B's Answer]\n{b}\n[The End of Assistant B's Answer]"
+)
+ARENA = "<|User Prompt|>\n{question}\n\n<|The Start of Assistant A's Answer|>\n{a}\n<|The End of Assistant A's Answer|>\n\n<|The Start of Assistant B's Answer|>\n{b}\n<|The End of Assistant B's Answer|>"
+
+
+@pytest.mark.parametrize("template", [PAIR_V2, ARENA])
+def test_an_answer_that_repeats_the_question_is_found_in_its_own_section(template: str) -> None:
+    """A weak model's answer that parrots the question: looked for anywhere, it is "found" in the question, before
+    the other answer in both games, and the record seems to contradict the order rule; in its section it does not."""
+    from judgebias.audit.formats.common import order_evidence, shown_first
+
+    question = "Repeat this sentence: the cat sat on the mat."
+    parrot, other = "the cat sat on the mat.", "Sure. Here it is, word for word, as you asked."
+    game1 = template.format(question=question, a=parrot, b=other)  # the parrot shown first
+    game2 = template.format(question=question, a=other, b=parrot)  # then second
+    assert shown_first(game1, parrot, other) is True
+    assert shown_first(game2, other, parrot) is True
+    assert shown_first(game2, parrot, other) is False
+    assert order_evidence([(game1, parrot, other), (game2, other, parrot)]) == {
+        "order_source": "record",
+        "order_checked": True,
+        "order_agrees": True,
+    }
+
+
+def test_answers_that_cannot_be_told_apart_are_undecidable_not_evidence() -> None:
+    from judgebias.audit.formats.common import order_evidence, order_summary
+
+    same = PAIR_V2.format(question="q", a="Yes.", b="Yes.")
+    inside = PAIR_V2.format(question="q", a="Yes.", b="Yes. Because it is.")
+    evidence = order_evidence([(same, "Yes.", "Yes."), (inside, "Yes.", "Yes. Because it is.")])
+    assert evidence == {"order_source": "rule", "order_checked": False, "order_undecidable": True}
+    contradicting = order_evidence([(PAIR_V2.format(question="q", a="two", b="one"), "one", "two")])
+    rows = [evidence | {"id": "x"}, contradicting | {"id": "y", "source": "judgment.jsonl:7"}]
+    summary = order_summary(rows)
+    assert (summary["order_undecidable"], summary["order_contradicting"]) == (1, ["judgment.jsonl:7"])
+    assert summary["order_trusted"] is True  # one contradiction among a handful allowed

@@ -87,8 +87,20 @@ def format_audit(report: Mapping[str, Any]) -> str:
             f"- order shown: {order['order_from_record']} of {order['records']} records by their own evidence, "
             f"{order['order_from_rule']} by the tool's rule"
             + (f"; the rule agrees with the evidence on {order['order_agrees']} of {checked}" if checked else "")
+            + (
+                f"; {order['order_undecidable']} records' answers cannot be told apart (identical, or one inside the "
+                "other): no evidence either way"
+                if order.get("order_undecidable")
+                else ""
+            )
             + ("" if order["order_trusted"] else " — too few: positional figures withheld")
         )
+        contradicting = order.get("order_contradicting") or []
+        if contradicting:
+            shown = ", ".join(contradicting[:5]) + (
+                f" and {len(contradicting) - 5} more (audit.json)" if len(contradicting) > 5 else ""
+            )
+            lines.append(f"- records whose prompt contradicts the tool's order rule: {len(contradicting)}: {shown}")
         if entry.get("win_rate_is"):
             lines.append(f"- win_rate here is {entry['win_rate_is']}")
         for left in entry.get("lines_left_out", []):

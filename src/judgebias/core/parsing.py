@@ -511,6 +511,20 @@ def five_point_direction(token: str) -> Side | None:
     return "A" if winner == "A" else "B"
 
 
+def _quoted_scale(text: str) -> list[tuple[int, int]]:
+    """Where the reply quotes the answer format's scale back: runs of two or more of its lines together. One such
+    line alone is the verdict, written as an item of the scale ("my final verdict is:\n\n5. Assistant B is
+    significantly better: [[B>>A]]"), as Arena-Hard's own reading takes it."""
+    lines = list(_FIVE_POINT_ECHO.finditer(text))
+    runs: list[list[re.Match[str]]] = []
+    for line in lines:
+        if runs and not text[runs[-1][-1].end() : line.start()].strip():
+            runs[-1].append(line)
+        else:
+            runs.append([line])
+    return [(run[0].start(), run[-1].end()) for run in runs if len(run) >= 2]
+
+
 def _read_arenahard(text: str, labels: tuple[str, str], tie_label: str) -> Verdict:
     """Every five-point token outside a quoted format line must favour the same side.
 
@@ -518,7 +532,7 @@ def _read_arenahard(text: str, labels: tuple[str, str], tie_label: str) -> Verdi
     directions ("[[A>B]] ... on reflection [[B>A]]") is "invalid", as in the other styles.
     """
     del labels, tie_label
-    echoes = [(m.start(), m.end()) for m in _FIVE_POINT_ECHO.finditer(text)]
+    echoes = _quoted_scale(text)
 
     def outside(match: re.Match[str]) -> bool:
         return not any(start <= match.start() < end for start, end in echoes)

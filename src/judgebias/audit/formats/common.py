@@ -175,25 +175,60 @@ def questions_by(
     return questions.rows
 
 
+# The section a pairwise template gives each answer: FastChat's "[The Start of Assistant A's Answer]" ...
+# "[The End of Assistant A's Answer]" (and "... Conversation with User" for a second turn), Arena-Hard's
+# "<|The Start of Assistant A's Answer|>": an answer is looked for there, never elsewhere in the prompt (a weak
+# model's answer often repeats the question, which the prompt holds too).
+ANSWER_SECTION = re.compile(
+    r"[\[<]\|?The Start of Assistant ([AB])'s (Answer|Conversation with User)\|?[\]>]"
+    r"(.*?)"
+    r"[\[<]\|?The End of Assistant \1's \2\|?[\]>]",
+    re.DOTALL,
+)
+
+
+def answer_sections(prompt: str) -> tuple[str, str] | None:
+    """The text of Assistant A's section and of Assistant B's in a pairwise prompt (None: not both found)."""
+    found: dict[str, str] = {}
+    for match in ANSWER_SECTION.finditer(prompt):
+        found.setdefault(match.group(1), match.group(3))
+    return (found["A"], found["B"]) if "A" in found and "B" in found else None
+
+
+def undecidable(first: str, second: str) -> bool:
+    """Two answers a prompt cannot tell apart: identical, empty, or one inside the other."""
+    return not first or not second or first in second or second in first
+
+
 def shown_first(prompt: Any, first: str, second: str) -> bool | None:
-    """Whether a recorded prompt shows answer `first` before answer `second`: True or False, or None when the
-    record cannot tell (no prompt, an answer not in it, or one answer inside the other)."""
-    if not isinstance(prompt, str) or not first or not second or first in second or second in first:
+    """Whether a recorded prompt shows answer `first` as Assistant A and `second` as B (True), the other way
+    round (False), or cannot tell (None: no prompt, no answer sections, answers that cannot be told apart, or an
+    answer in neither section or in both)."""
+    if not isinstance(prompt, str) or undecidable(first, second):
         return None
-    at_first, at_second = prompt.find(first), prompt.find(second)
-    if at_first < 0 or at_second < 0:
+    sections = answer_sections(prompt)
+    if sections is None:
         return None
-    return at_first < at_second
+    in_a, in_b = sections
+    where_first, where_second = (first in in_a, first in in_b), (second in in_a, second in in_b)
+    if where_first == (True, False) and where_second == (False, True):
+        return True
+    if where_first == (False, True) and where_second == (True, False):
+        return False
+    return None
 
 
 def order_evidence(games: Sequence[tuple[Any, str, str]]) -> dict[str, Any]:
     """What a record proves of the order its answers were shown in, per game (recorded prompt, the answer the
-    tool's rule says was shown first, the other): `order_source` "record" when any game's prompt tells, else
-    "rule"; `order_checked` whether the rule could be checked; `order_agrees` whether every game that tells agrees."""
+    tool's rule says was shown first, the other), each answer looked for in its section of the judge's prompt:
+    `order_source` "record" when any game's prompt tells, else "rule"; `order_checked` whether the rule could be
+    checked; `order_agrees` whether every game that tells agrees; `order_undecidable` when the answers cannot be
+    told apart (identical, or one inside the other), which is no evidence either way."""
     proofs = [shown_first(prompt, first, second) for prompt, first, second in games]
     known = [proof for proof in proofs if proof is not None]
     if not known:
-        return {"order_source": "rule", "order_checked": False}
+        cannot = any(undecidable(first, second) for _, first, second in games)
+        return {"order_source": "rule", "order_checked": False} | ({"order_undecidable": True} if cannot else {})
     return {"order_source": "record", "order_checked": True, "order_agrees": all(known)}
 
 
@@ -205,7 +240,8 @@ def order_summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     records' own evidence. `order_trusted` is False when it contradicted more than a handful (3, or 1%) of them:
     the positional figures of records decided by the rule alone are then not reported."""
     checked = [row for row in rows if row.get("order_checked")]
-    disagree = sum(not row.get("order_agrees") for row in checked)
+    contradicting = [row for row in checked if not row.get("order_agrees")]
+    disagree = len(contradicting)
     from_record = sum(row.get("order_source") == "record" for row in rows)
     allowed = max(ORDER_DISAGREEMENT_ALLOWED, int(0.01 * len(checked)))
     return {
@@ -215,6 +251,8 @@ def order_summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "order_checked": len(checked),
         "order_agrees": len(checked) - disagree,
         "order_agreement": (len(checked) - disagree) / len(checked) if checked else None,
+        "order_undecidable": sum(bool(row.get("order_undecidable")) for row in rows),
+        "order_contradicting": [str(row.get("source") or row.get("id")) for row in contradicting],
         "order_trusted": disagree <= allowed,
     }
 
