@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -243,3 +244,39 @@ def test_an_arena_hard_v01_bench_is_read_per_model_with_the_tools_score(tmp_path
         assert figures["tool"]["score"] == pytest.approx(expected[model])
         assert figures["position_consistency"] is not None and "position_consistency" in figures["ci"]
     assert entry["order"]["order_agrees"] == entry["order"]["records"] == 20
+
+
+def test_a_bench_whose_answers_belong_to_other_questions_is_flagged(tmp_path: Path) -> None:
+    """The real fork's bench with one model's answers moved one question on (what a fork that mixed its answer files
+    holds): every one of that model's records showed the judge another text than the files give, and the audit says
+    so per model and per file, marks the win rate and keeps those records out of the length and style figures. The
+    real bench as published has no such record."""
+    from judgebias.audit.formats.common import Options
+
+    as_published = audit("arenahard", [ARENAHARD_BENCH], tmp_path / "published", echo=quiet)
+    assert all("answers_not_shown" not in entry for entry in as_published["judges"].values())
+    fastchat = audit("fastchat", [FASTCHAT_BENCH], tmp_path / "fastchat", echo=quiet, run=False)
+    assert all("answers_not_shown" not in entry for entry in fastchat["judges"].values())
+
+    mixed = tmp_path / "mixed"
+    shutil.copytree(ARENAHARD_BENCH, mixed)
+    answers = mixed / "model_answer" / "mistral-7b.jsonl"
+    rows = [json.loads(line) for line in answers.read_text(encoding="utf-8").splitlines()]
+    moved = [row["question_id"] for row in rows[1:] + rows[:1]]
+    answers.write_text(
+        "".join(json.dumps(row | {"question_id": q}) + "\n" for row, q in zip(rows, moved, strict=True)), "utf-8"
+    )
+
+    report = audit("arenahard", [mixed], tmp_path / "audit", echo=quiet, options=Options(baseline="truth_model"))
+    (entry,) = report["judges"].values()
+    flagged = entry["answers_not_shown"]
+    assert (flagged["records"], flagged["of"], flagged["by_model"]) == (10, 20, {"mistral-7b": 10})
+    assert list(flagged["by_file"]) == [str(mixed / "model_judgment" / "gpt-4-1106-preview" / "mistral-7b.jsonl")]
+    mistral = entry["models"]["mistral-7b"]
+    assert all(mistral[key] is None for key in ("longer_wins", "styled_wins"))
+    assert "judged on other answers than the files give in 10 of 10 records" in mistral["marks"]["win_rate"]
+    assert entry["models"]["dolphin-miner"].get("marks") is None  # its answers are the ones the judge saw
+    text = (tmp_path / "audit" / "audit.md").read_text(encoding="utf-8")
+    assert text.splitlines()[3].startswith(
+        "- note: gpt-4-1106-preview: 10 of 20 records showed the judge answers other"
+    )

@@ -31,6 +31,10 @@ from judgebias.io.run_dir import RunDir
 FIGURES = tuple(entry.name for entry in catalogue.shown_in("audit"))
 NOTE_OF = {entry.name: entry.note_key for entry in catalogue.shown_in("audit")}
 POSITIONAL = tuple(entry.name for entry in catalogue.shown_in("audit") if entry.positional)
+# The figures read from the answers' text (their length, their formatting): not the judge's on a record whose prompt
+# showed it other answers than the files give.
+TEXTUAL = tuple(name for name in FIGURES if name.startswith(("longer_", "length_", "styled_", "style_")))
+SHOWN_LISTED = 5  # records named in audit.md per list (every one in audit.json)
 AUDIT_OUTPUTS = frozenset({"items.jsonl", "judgments.jsonl", "audit.json", "audit.md", "runs"})
 NAME_CHARS = 60  # the longest folder name made from a judge's or model's name (longer ones end in a hash)
 
@@ -198,6 +202,16 @@ def audit(
             ]
             baseline = _baseline(report["tool_figures"][group])
             report["tool_figures"][group]["judgebias_table"] = judgebias_table(verdicts, baseline)
+    for judge, entry in report["judges"].items():
+        shown = entry.get("answers_not_shown")
+        if shown:
+            models = ", ".join(f"{model} {n}" for model, n in shown["by_model"].items())
+            report["notes"].insert(
+                0,
+                f"{judge}: {shown['records']} of {shown['of']} records showed the judge answers other than the files "
+                f"give for that question and model ({models}): the win rate is the judge's verdict on what it was "
+                "shown, and length and style figures leave those records out (answers_not_shown in audit.json)",
+            )
     for entry in report["judges"].values():
         entry.pop("_verdicts", None)
         tool_models = _tool_models(report["tool_figures"].get(entry["judge_model"], {}))
@@ -237,11 +251,20 @@ def _judge_entry(
             "the share won by the answer shown first (ties count half): each record holds one call, so item a is "
             "the answer shown first; the tool's win rate of each model against its baseline is under tool_figures"
         )
+    other = [row for row in rows if row.get("answers_not_shown")]
+    if other:
+        entry["answers_not_shown"] = _not_shown(other, len(rows))
     if not run or not pooled:
         return entry
     summary, verdicts = replay(fmt, judge, pooled, items, run_dir, resamples=resamples, echo=echo)
     entry["_verdicts"] = verdicts
     entry["judgebias"] = figures_of(summary, trusted=order["order_trusted"])
+    if other:
+        shown = [row for row in pooled if not row.get("answers_not_shown")]
+        clean = None
+        if shown:
+            clean, _ = replay(fmt, judge, shown, items, run_dir / "answers-shown", resamples=resamples, echo=echo)
+        _textual_from(entry["judgebias"], clean, len(pooled) - len(shown), len(pooled))
     if fmt.one_order:
         entry["position"] = _first_shown(fmt, pooled, order["order_trusted"])
     if converted.tool == "fastchat":
@@ -258,11 +281,65 @@ def _judge_entry(
             model_dir = run_dir / "models" / folders(model)
             model_summary, _ = replay(fmt, judge, mine, items, model_dir, resamples=resamples, echo=echo)
             figures = figures_of(model_summary, trusted=order["order_trusted"])
+            mine_shown = [row for row in mine if not row.get("answers_not_shown")]
+            if len(mine_shown) < len(mine):
+                clean = None
+                if mine_shown:
+                    where = model_dir / "answers-shown"
+                    clean, _ = replay(fmt, judge, mine_shown, items, where, resamples=resamples, echo=echo)
+                _textual_from(figures, clean, len(mine) - len(mine_shown), len(mine))
             figures["run"] = str(model_dir)
             if fmt.one_order:
                 figures["position"] = _first_shown(fmt, mine, order["order_trusted"])
             entry["models"][model] = figures
     return entry
+
+
+def _not_shown(rows: Sequence[Mapping[str, Any]], total: int) -> dict[str, Any]:
+    """The records whose prompt showed the judge other answers than the files give, per model and per file."""
+    by_model: dict[str, int] = {}
+    by_file: dict[str, int] = {}
+    for row in rows:
+        for model in row["answers_not_shown"]:
+            by_model[model] = by_model.get(model, 0) + 1
+        file = str(row.get("source", "")).rsplit(":", 1)[0]
+        by_file[file] = by_file.get(file, 0) + 1
+    return {
+        "records": len(rows),
+        "of": total,
+        "by_model": dict(sorted(by_model.items())),
+        "by_file": dict(sorted(by_file.items())),
+        "sources": [str(row.get("source")) for row in rows],
+    }
+
+
+def _textual_from(figures: dict[str, Any], clean: Mapping[str, Any] | None, other: int, total: int) -> None:
+    """The length and style figures of the records whose prompts showed the files' answers (`clean`, their replay),
+    none when there are none; the win rate marked as judged, on `other` records, on other answers."""
+    notes, marks = figures.setdefault("notes", {}), figures.setdefault("marks", {})
+    on = (
+        f"on the {total - other} records whose prompts show the files' answers ({other} showed the judge other "
+        "answers, whose length and style the files do not hold)"
+    )
+    for key in TEXTUAL:
+        figures["ci"].pop(key, None)
+        notes.pop(key, None)
+        if clean is None:
+            figures[key] = None
+            notes[key] = "withheld: every record's prompt showed the judge other answers than the files give"
+            continue
+        figures[key] = clean.get(key)
+        interval = (clean.get("ci") or {}).get(key)
+        if interval is not None:
+            figures["ci"][key] = interval
+        if figures[key] is None:
+            notes[key] = f"{clean.get(NOTE_OF[key]) or 'not measurable'}, {on}"
+        else:
+            marks[key] = on
+    marks["win_rate"] = (
+        f"judged on other answers than the files give in {other} of {total} records: the judge's verdict on what it "
+        "was shown, not on these models' answers"
+    )
 
 
 def _first_shown(fmt: Format, rows: Sequence[Mapping[str, Any]], trusted: bool) -> dict[str, Any]:

@@ -31,10 +31,10 @@ def _figure(key: str, value: Any, bounds: Any) -> str:
 
 def figure_lines(figures: Mapping[str, Any], *, one_order: bool, indent: str = "") -> list[str]:
     """One line per figure of a replay, with its interval, or with why it is missing."""
-    ci, notes = figures.get("ci", {}), figures.get("notes", {})
+    ci, notes, marks = figures.get("ci", {}), figures.get("notes", {}), figures.get("marks", {})
     lines = []
     for key, value in figures.items():
-        if key in ("ci", "notes", "run", "position", "tool"):
+        if key in ("ci", "notes", "marks", "run", "position", "tool"):
             continue
         if value is None:
             if one_order and key in POSITIONAL:
@@ -43,7 +43,8 @@ def figure_lines(figures: Mapping[str, Any], *, one_order: bool, indent: str = "
                 reason = notes.get(key) or REASONS.get(key, "not measurable on these items")
             lines.append(f"{indent}- {key}: n/a ({reason})")
         else:
-            lines.append(f"{indent}- {key}: {_figure(key, value, ci.get(key))}")
+            mark = f" ({marks[key]})" if key in marks else ""
+            lines.append(f"{indent}- {key}: {_figure(key, value, ci.get(key))}{mark}")
     return lines
 
 
@@ -95,6 +96,14 @@ def format_audit(report: Mapping[str, Any]) -> str:
             )
             + ("" if order["order_trusted"] else " — too few: positional figures withheld")
         )
+        shown = entry.get("answers_not_shown")
+        if shown:
+            files = ", ".join(f"{file} {n}" for file, n in shown["by_file"].items())
+            first = ", ".join(shown["sources"][:5]) + (" ..." if len(shown["sources"]) > 5 else "")
+            lines.append(
+                f"- answers not shown: {shown['records']} of {shown['of']} records' prompts hold other answers than "
+                f"the files give (by file: {files}; first: {first})"
+            )
         contradicting = order.get("order_contradicting") or []
         if contradicting:
             shown = ", ".join(contradicting[:5]) + (

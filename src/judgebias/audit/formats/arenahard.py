@@ -33,6 +33,7 @@ from judgebias.audit.formats.common import (
     Questions,
     Record,
     Seen,
+    answers_not_shown,
     compare_readings,
     fail,
     key_field,
@@ -273,6 +274,9 @@ def _game_row(
         "tool": {k: v for k, v in record.items() if k != "games"} | {"baseline": against, "games": games.recorded},
     }
     row |= order_evidence([(prompts[0], baseline_answer, model_answer), (prompts[1], model_answer, baseline_answer)])
+    other = answers_not_shown(prompts, {model: model_answer, against: baseline_answer} if model != against else {})
+    if other:
+        row["answers_not_shown"] = other
     if model == against:
         row["left_out"] = "the baseline judged against itself"
     elif model == judge:

@@ -218,6 +218,20 @@ def shown_first(prompt: Any, first: str, second: str) -> bool | None:
     return None
 
 
+def answers_not_shown(prompts: Sequence[Any], answers: Mapping[str, str]) -> list[str]:
+    """The models (`answers`: model -> the answer the files give it for this question) whose answer is in neither
+    answer section of a recorded prompt that has both: the judge was shown another text than the files hold (an
+    answer to another question, another version). Empty when every answer is there, or no prompt can tell."""
+    sections = [found for prompt in prompts if isinstance(prompt, str) and (found := answer_sections(prompt))]
+    if not sections:
+        return []
+    return [
+        model
+        for model, answer in answers.items()
+        if answer.strip() and not any(answer.strip() in a or answer.strip() in b for a, b in sections)
+    ]
+
+
 def order_evidence(games: Sequence[tuple[Any, str, str]]) -> dict[str, Any]:
     """What a record proves of the order its answers were shown in, per game (recorded prompt, the answer the
     tool's rule says was shown first, the other), each answer looked for in its section of the judge's prompt:

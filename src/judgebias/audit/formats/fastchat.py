@@ -29,6 +29,7 @@ from judgebias.audit.formats.common import (
     Options,
     Record,
     Seen,
+    answers_not_shown,
     common_model,
     compare_readings,
     fail,
@@ -283,6 +284,12 @@ def _pair_row(pair: _PairLine, item_id: str, turns: Mapping[str, list[str]], sou
         [(record.get("g1_user_prompt"), turns["model_1"][turn - 1], turns["model_2"][turn - 1]),
          (record.get("g2_user_prompt"), turns["model_2"][turn - 1], turns["model_1"][turn - 1])]
     )  # fmt: skip
+    other = answers_not_shown(
+        [record.get("g1_user_prompt"), record.get("g2_user_prompt")],
+        {pair.model_1: turns["model_1"][turn - 1], pair.model_2: turns["model_2"][turn - 1]},
+    )
+    if other:
+        row["answers_not_shown"] = other
     for order, raw in enumerate(pair.raws, start=1):
         if raw == FASTCHAT_ERROR_OUTPUT:
             row[f"error{order}"] = f"FastChat recorded {FASTCHAT_ERROR_OUTPUT} (every API retry failed)"
