@@ -51,8 +51,9 @@ REFUSED: list[Any] = [
     pytest.param(jsonl(item(question="")), 2, "question", "empty or only whitespace", id="empty-question"),
     pytest.param(jsonl(item(question=" \t\n\u3000")), 2, "question", "only whitespace", id="whitespace-question"),
     pytest.param(jsonl(item(a=5)), 2, "a", "must be a string, got int", id="number-answer"),
-    pytest.param(jsonl(item(b=["x"])), 2, "b", "must be a string, got list", id="list-answer"),
-    pytest.param(jsonl(item(id=2)), 2, "id", "must be a string, got int", id="number-id"),
+    pytest.param(jsonl(item(b=["x"])), 2, "b", "message 1 is not an object with role and content", id="list-answer"),
+    pytest.param(jsonl(item(b={"x": 1})), 2, "b", "must be a string, got dict", id="dict-answer"),
+    pytest.param(jsonl(item(id=True)), 2, "id", "must be a string, got bool", id="bool-id"),
     pytest.param(jsonl(item(id="1")), 2, "id", "duplicate id '1' (first on line 1)", id="duplicate-id"),
     pytest.param(
         jsonl(b'{"id": "2", "question": "Q", "a": "x\\ud83d", "b": "y"}'), 2, "a", "surrogate", id="lone-half"

@@ -73,3 +73,9 @@ def test_a_conversation_that_cannot_be_read_names_its_field(record: dict, field:
     with pytest.raises(ConversationError) as raised:
         as_item_fields(record)
     assert raised.value.field == field and problem in raised.value.problem
+
+
+def test_one_answer_a_conversation_and_the_other_text_names_the_text_side() -> None:
+    with pytest.raises(ConversationError) as raised:
+        as_item_fields({"a": "plain text", "b": [ASK, PEAR]})
+    assert raised.value.field == "a" and "must be a conversation (a list of messages) too" in raised.value.problem

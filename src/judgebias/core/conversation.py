@@ -44,7 +44,15 @@ def as_item_fields(record: Mapping[str, Any]) -> dict[str, Any]:
             raise ConversationError("messages", "the history must end with the user turn the replies answer")
         before, question = history[:-1], history[-1][1]
         return _fields(record, question, before, ([], a), ([], b))
-    side_a, side_b = _turns(record.get("a"), "a"), _turns(record.get("b"), "b")
+    sides = {field: _turns(record[field], field) for field in ("a", "b") if isinstance(record.get(field), list)}
+    if len(sides) < 2:
+        missing = "b" if "a" in sides else "a"
+        raise ConversationError(
+            missing,
+            "must be a conversation (a list of messages) too, as the other answer is one; or give one shared "
+            "`messages` history, with a and b the two final replies",
+        )
+    side_a, side_b = sides["a"], sides["b"]
     (history_a, final_a), (history_b, final_b) = _split(side_a, "a"), _split(side_b, "b")
     question = history_a[-1][1]
     if history_b[-1][1] != question:
