@@ -280,3 +280,37 @@ def test_a_bench_whose_answers_belong_to_other_questions_is_flagged(tmp_path: Pa
     assert text.splitlines()[3].startswith(
         "- note: gpt-4-1106-preview: 10 of 20 records showed the judge answers other"
     )
+
+
+@pytest.mark.oracle
+def test_a_rerun_appended_to_a_pair_file_is_read_as_fastchat_reads_it(tmp_path: Path) -> None:
+    """The real pair file with a re-run of its first three lines appended (one repeat giving another verdict, as a
+    re-run may): FastChat's own show_result counts every line, and the tool's table here is the same; judgebias's
+    figures count each pair once, and the repeats are named with their repetition stability (2 of 3 the same)."""
+    bench = tmp_path / "mt_bench"
+    shutil.copytree(FASTCHAT_BENCH, bench)
+    pair_file = bench / "model_judgment" / "gpt-4_pair.jsonl"
+    lines = pair_file.read_text(encoding="utf-8").splitlines()
+    again = [json.loads(line) for line in lines[:3]]
+    flipped = {"model_1": "model_2", "model_2": "model_1", "tie": "tie", "error": "error"}
+    again[2] |= {"g1_winner": flipped[again[2]["g1_winner"]], "g2_winner": flipped[again[2]["g2_winner"]]}
+    if again[2]["g1_winner"] == json.loads(lines[2])["g1_winner"]:  # a tie both ways: make it a decided one
+        again[2] |= {"g1_winner": "model_1", "g2_winner": "model_1"}
+    pair_file.write_text("\n".join([*lines, *map(json.dumps, again)]) + "\n", encoding="utf-8")
+    printed = oracle(FASTCHAT_SHOW, "--mode", "pairwise-all", "--input-file", str(pair_file))
+
+    report = audit("fastchat", [bench], tmp_path / "out", resamples=50, echo=quiet)
+
+    table = report["tool_figures"]["gpt-4"]["show_result"]["models"]
+    theirs = show_result_rows(printed)
+    for model, row in table.items():
+        win, loss, tie, _, _, _ = theirs[model][-1]
+        assert (int(win), int(loss), int(tie)) == (row["win"], row["loss"], row["tie"])
+    (entry,) = report["judges"].values()
+    repeats = entry["repeats"]
+    assert (repeats["lines"], repeats["same_verdicts"]) == (3, 2)
+    assert repeats["sources"] == [f"{pair_file}:{n}" for n in (len(lines) + 1, len(lines) + 2, len(lines) + 3)]
+    assert entry["judgebias"]["n_items"] == len(lines)  # each pair once
+    text = (tmp_path / "out" / "audit.md").read_text(encoding="utf-8")
+    assert "- re-runs appended: 3 lines judge a pair judged before" in text
+    assert "(repetition stability 66.7%)" in text

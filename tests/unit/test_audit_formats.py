@@ -373,3 +373,29 @@ def test_answers_that_cannot_be_told_apart_are_undecidable_not_evidence() -> Non
     summary = order_summary(rows)
     assert (summary["order_undecidable"], summary["order_contradicting"]) == (1, ["judgment.jsonl:7"])
     assert summary["order_trusted"] is True  # one contradiction among a handful allowed
+
+
+def test_audit_md_summarises_lists_and_labels_the_per_prompt_tables_as_its_own_split() -> None:
+    """Left-out lines are one line (count, reasons, the first few, where the rest are); when one judge model has
+    several prompts, the per-prompt tables are judgebias's split of the tool's rule, not the tool's own output."""
+    from judgebias.audit.report import format_audit
+
+    table = {"models": {"m1": {"win": 1, "loss": 0, "tie": 0, "win_rate": 1.0, "win_rate_adjusted": 1.0}}}
+    order = {"order_checked": 0, "order_from_record": 0, "order_from_rule": 7, "records": 7, "order_trusted": True}
+    left = [{"id": f"item-{n}", "why": "the judge's own answers"} for n in range(7)]
+    entry = {"judge_model": "gpt-4", "order": order, "lines_left_out": left, "tool_table": table}
+    report = {
+        "tool": "fastchat", "items": 7, "judgment_lines": 14, "notes": [], "tool_figures": {},
+        "readings": {"note": "no pairwise judgments"},
+        "judges": {"gpt-4/pair-v2": dict(entry), "gpt-4/pair-math-v1": dict(entry)},
+    }  # fmt: skip
+    text = format_audit(report)
+    (left_line,) = {line for line in text.splitlines() if line.startswith("- left out of the pooled figures")}
+    assert left_line == (
+        "- left out of the pooled figures: 7 lines (7: the judge's own answers): item-0, item-1, item-2, item-3, "
+        "item-4 and 2 more (judges.<judge>.lines_left_out in audit.json)"
+    )
+    assert "- the tool's own show_result:" not in text
+    assert text.count("judgebias's split, as show_result does not split by prompt") == 2
+    report["judges"] = {"gpt-4/pair-v2": dict(entry)}
+    assert "- the tool's own show_result:" in format_audit(report)

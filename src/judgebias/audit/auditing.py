@@ -34,7 +34,6 @@ POSITIONAL = tuple(entry.name for entry in catalogue.shown_in("audit") if entry.
 # The figures read from the answers' text (their length, their formatting): not the judge's on a record whose prompt
 # showed it other answers than the files give.
 TEXTUAL = tuple(name for name in FIGURES if name.startswith(("longer_", "length_", "styled_", "style_")))
-SHOWN_LISTED = 5  # records named in audit.md per list (every one in audit.json)
 AUDIT_OUTPUTS = frozenset({"items.jsonl", "judgments.jsonl", "audit.json", "audit.md", "runs"})
 NAME_CHARS = 60  # the longest folder name made from a judge's or model's name (longer ones end in a hash)
 
@@ -251,6 +250,9 @@ def _judge_entry(
             "the share won by the answer shown first (ties count half): each record holds one call, so item a is "
             "the answer shown first; the tool's win rate of each model against its baseline is under tool_figures"
         )
+    repeats = _repeats(rows)
+    if repeats:
+        entry["repeats"] = repeats
     other = [row for row in rows if row.get("answers_not_shown")]
     if other:
         entry["answers_not_shown"] = _not_shown(other, len(rows))
@@ -293,6 +295,26 @@ def _judge_entry(
                 figures["position"] = _first_shown(fmt, mine, order["order_trusted"])
             entry["models"][model] = figures
     return entry
+
+
+def _repeats(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """Judgments given again for a pair already judged (a re-run appended to the file): how many, and how often the
+    repeat gave the verdicts of the first (each game's, as the tool read them): a repetition stability for free."""
+    first = {str(row["source"]): row for row in rows if "repeat_of" not in row}
+    repeated = [row for row in rows if "repeat_of" in row]
+    if not repeated:
+        return None
+    same = 0
+    for row in repeated:
+        original = first.get(str(row["repeat_of"]))
+        if original is not None and (original["call1"], original["call2"]) == (row["call1"], row["call2"]):
+            same += 1
+    return {
+        "lines": len(repeated),
+        "same_verdicts": same,
+        "stability": same / len(repeated),
+        "sources": [str(row["source"]) for row in repeated],
+    }
 
 
 def _not_shown(rows: Sequence[Mapping[str, Any]], total: int) -> dict[str, Any]:

@@ -29,6 +29,9 @@ def _figure(key: str, value: Any, bounds: Any) -> str:
     return str(value)
 
 
+LISTED = 5  # records named in a list of audit.md (audit.json holds every one)
+
+
 def figure_lines(figures: Mapping[str, Any], *, one_order: bool, indent: str = "") -> list[str]:
     """One line per figure of a replay, with its interval, or with why it is missing."""
     ci, notes, marks = figures.get("ci", {}), figures.get("notes", {}), figures.get("marks", {})
@@ -99,21 +102,41 @@ def format_audit(report: Mapping[str, Any]) -> str:
         shown = entry.get("answers_not_shown")
         if shown:
             files = ", ".join(f"{file} {n}" for file, n in shown["by_file"].items())
-            first = ", ".join(shown["sources"][:5]) + (" ..." if len(shown["sources"]) > 5 else "")
+            first = ", ".join(shown["sources"][:LISTED]) + (" ..." if len(shown["sources"]) > LISTED else "")
             lines.append(
                 f"- answers not shown: {shown['records']} of {shown['of']} records' prompts hold other answers than "
                 f"the files give (by file: {files}; first: {first})"
             )
         contradicting = order.get("order_contradicting") or []
         if contradicting:
-            shown = ", ".join(contradicting[:5]) + (
-                f" and {len(contradicting) - 5} more (audit.json)" if len(contradicting) > 5 else ""
+            shown = ", ".join(contradicting[:LISTED]) + (
+                f" and {len(contradicting) - LISTED} more (audit.json)" if len(contradicting) > LISTED else ""
             )
             lines.append(f"- records whose prompt contradicts the tool's order rule: {len(contradicting)}: {shown}")
         if entry.get("win_rate_is"):
             lines.append(f"- win_rate here is {entry['win_rate_is']}")
-        for left in entry.get("lines_left_out", []):
-            lines.append(f"- left out of the pooled figures: {left['id']} ({left['why']})")
+        repeats = entry.get("repeats")
+        if repeats:
+            first = ", ".join(repeats["sources"][:LISTED]) + (" ..." if len(repeats["sources"]) > LISTED else "")
+            lines.append(
+                f"- re-runs appended: {repeats['lines']} lines judge a pair judged before ({first}); the tool's "
+                f"show_result counts every line, judgebias's figures count each pair once; "
+                f"{repeats['same_verdicts']} of {repeats['lines']} repeats gave the first's verdicts "
+                f"(repetition stability {pct(repeats['stability'])})"
+            )
+        left_out = [left for left in entry.get("lines_left_out", []) if not left["why"].startswith("a repeat of ")]
+        if left_out:
+            reasons: dict[str, int] = {}
+            for left in left_out:
+                reasons[left["why"]] = reasons.get(left["why"], 0) + 1
+            why = "; ".join(f"{n}: {reason}" for reason, n in reasons.items())
+            first = ", ".join(left["id"] for left in left_out[:LISTED])
+            more = (
+                f" and {len(left_out) - LISTED} more (judges.<judge>.lines_left_out in audit.json)"
+                if len(left_out) > LISTED
+                else ""
+            )
+            lines.append(f"- left out of the pooled figures: {len(left_out)} lines ({why}): {first}{more}")
         ours = entry.get("judgebias")
         if ours:
             lines += figure_lines(ours, one_order=bool(report.get("one_order")))
@@ -127,9 +150,16 @@ def format_audit(report: Mapping[str, Any]) -> str:
             if figures.get("position"):
                 lines.append(_position_line(figures["position"], "  "))
         rule = "one recorded order per item" if report.get("one_order") else "a preference kept when both orders agree"
+        several = sum(1 for other in report["judges"].values() if other["judge_model"] == entry["judge_model"]) > 1
+        tool_label = (
+            "the tool's own rule (show_result's counting) on this prompt's lines: judgebias's split, as show_result "
+            "does not split by prompt"
+            if several
+            else "the tool's own show_result"
+        )
         tables = (
             (f"judgebias's verdicts ({rule})", entry.get("judgebias_table")),
-            ("the tool's own show_result", entry.get("tool_table")),
+            (tool_label, entry.get("tool_table")),
         )
         for label, table in tables:
             if table is not None:

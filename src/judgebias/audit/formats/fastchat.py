@@ -174,11 +174,17 @@ def convert_fastchat(
                 )
             turns[name] = answer
         item = _pair_item(pair, question, turns, references, human or {})
-        seen.check(
+        first = seen.earlier(
             pair.judge_name, item["id"], source, line, (pair.qid, pair.turn, unordered(pair.model_1, pair.model_2))
         )
         items.add(item)
-        out.judgments.append(_pair_row(pair, item["id"], turns, source, line))
+        row = _pair_row(pair, item["id"], turns, source, line)
+        if (
+            first is not None
+        ):  # a re-run appended to the file: show_result counts every line, and so does the tool's table
+            row["repeat_of"] = first
+            row["left_out"] = f"a repeat of {first}: show_result counts it; judgebias's figures count the pair once"
+        out.judgments.append(row)
     out.items = list(items.rows.values())
     if references and not any(row["reference_guided"] for row in out.judgments):
         out.notes.append("reference answers were given but no judgment used a reference-guided (math) prompt")
