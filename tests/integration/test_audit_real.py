@@ -67,12 +67,18 @@ def test_the_alpacaeval_order_rule_is_the_tools_own_and_the_records_agree(path: 
     theirs = oracle(ALPACA_ORDER, str(path))
 
     ours = [alpacaeval.switched_by_rule(record["instruction"]) for record in records]
-    proved = [alpacaeval.switched_by_record(record["raw_completion"], record["preference"]) for record in records]
+    proved = [alpacaeval.switched_by_record(record.get("raw_completion"), record["preference"]) for record in records]
 
     assert theirs == ours
     decided = [(p, t) for p, t in zip(proved, theirs, strict=True) if p is not None]
-    assert len(decided) >= 0.95 * len(records)
+    assert len(decided) >= 0.95 * len(evidential(records))
     assert all(p == t for p, t in decided)
+
+
+def evidential(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records whose completion can prove the order: one that was kept (annotators of the v1 layout, such as
+    alpaca_eval_gpt4, keep none), on two outputs that differ (the reference model against itself proves nothing)."""
+    return [r for r in records if r.get("raw_completion") is not None and r["output_1"] != r["output_2"]]
 
 
 @pytest.mark.oracle
@@ -98,7 +104,7 @@ def test_a_one_order_audit_reports_first_shown_wins_from_the_records_order(path:
     records = json.loads(path.read_text(encoding="utf-8"))
     first_won = []
     for record in records:
-        switched = alpacaeval.switched_by_record(record["raw_completion"], record["preference"])
+        switched = alpacaeval.switched_by_record(record.get("raw_completion"), record["preference"])
         if record["preference"] in (None, 1.5, 0) or switched is None:
             continue
         first_won.append((record["preference"] > 1.5) == switched)
@@ -106,7 +112,10 @@ def test_a_one_order_audit_reports_first_shown_wins_from_the_records_order(path:
     report = audit("alpacaeval", [path], tmp_path / "out", resamples=200, echo=quiet)
     (entry,) = report["judges"].values()
 
-    assert entry["order"]["order_from_record"] >= 0.95 * len(records) and entry["order"]["order_trusted"]
+    assert entry["order"]["order_from_record"] >= 0.95 * len(evidential(records)) and entry["order"]["order_trusted"]
+    if not evidential(records):  # nothing proves the order: the seeded rule decides every record
+        assert entry["order"]["order_from_rule"] == len(records)
+        return
     assert len(first_won) == entry["position"]["first_shown_n"]
     assert sum(first_won) / len(first_won) == pytest.approx(entry["position"]["first_shown_wins"])
     assert "answer shown first" in entry["win_rate_is"]
