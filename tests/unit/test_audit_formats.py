@@ -122,12 +122,16 @@ def test_a_bad_fastchat_line_is_named_by_file_line_and_field(field, value, messa
     assert message in str(error.value)
 
 
-def test_a_second_recording_of_the_same_judge_and_item_is_refused_with_both_lines():
-    """The same judge on the same item twice would make replay ambiguous: both lines are named."""
+def test_a_second_recording_of_the_same_judge_and_item_is_a_repeat_named_with_its_first():
+    """A FastChat pair line given again (a re-run appended) is kept, as show_result keeps it, named as a repeat of
+    the first line and left out of judgebias's figures (each pair once)."""
     lines = fastchat_lines()
     records = [("f.jsonl", number, line) for number, line in enumerate([*lines, lines[0]], start=1)]
-    with pytest.raises(UserError, match=r"f.jsonl:9: judge 'gpt-4/pair-v2' judged .* twice \(first at f.jsonl:1\)"):
-        fastchat(records)
+    converted = fastchat(records)
+    (repeat,) = [row for row in converted.judgments if "repeat_of" in row]
+    assert (repeat["source"], repeat["repeat_of"]) == ("f.jsonl:9", "f.jsonl:1")
+    assert repeat["left_out"].startswith("a repeat of f.jsonl:1")
+    assert len(converted.items) == len(lines)
 
 
 def test_fastchat_own_extraction_tests_a_before_b_wherever_they_stand():
