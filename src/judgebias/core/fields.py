@@ -53,9 +53,11 @@ class FieldMap:
         if self.identity:
             return record
         out = dict(record)
-        for role, name in self.fields.items():
-            if name in out and name != role:
-                out[role] = out.pop(name)
+        # Every role read at once: a mapping may swap two names (data.fields.a=b data.fields.b=a).
+        taken = {role: record[name] for role, name in self.fields.items() if name in record}
+        for name in self.fields.values():
+            out.pop(name, None)
+        out.update(taken)
         if self.empty_is_none:
             for role in OPTIONAL_ROLES:
                 if out.get(role) == "":
