@@ -260,3 +260,11 @@ def test_a_line_edited_after_the_check_is_still_refused_on_the_second_reading(tm
     path = write_items(tmp_path / "items.jsonl", [{"id": "1", "question": "q", "a": 3, "b": "y"}])
     with pytest.raises(UserError, match=rf"{path}:1: field 'a': must be a string"):
         list(dataset.read_items(path, checked=True))
+
+
+def test_a_file_of_another_format_under_a_shipped_data_option_suggests_data_file() -> None:
+    """data.path=pairs.csv with the default data=q1: the option that reads any format is data=file."""
+    with pytest.raises(UserError) as error:
+        resolve_path("pairs.csv", "embedded")
+
+    assert "choose data=file: data=file data.path=pairs.csv" in str(error.value)

@@ -134,9 +134,11 @@ def composition_message(error: BaseException, dirs: Iterable[Path] = ()) -> str:
         guess = suggest(option, options)
         listed = ", ".join(options)
         hint = f"did you mean {group}={guess}? " if guess else ""
-        if group == "data" and (option.lower().endswith((".jsonl", ".json")) or "/" in option):
+        files = (".jsonl", ".ndjson", ".json", ".csv", ".tsv", ".tab", ".parquet", ".pq", ".arrow", ".feather")
+        if group == "data" and (option.lower().endswith(files) or "/" in option):
             # A file where an option goes: the option that reads a file of one's own, and where its path goes.
-            hint = f"for a file of your own, give data=jsonl data.path={option} "
+            reader = "jsonl" if option.lower().endswith(".jsonl") else "file"
+            hint = f"for a file of your own, give data={reader} data.path={option} "
         return f"{group}={option}: no such option in group {group!r}: {hint}(options: {listed})"
     failed = OVERRIDE_FAILED.search(text)
     if failed:

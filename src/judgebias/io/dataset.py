@@ -48,7 +48,7 @@ def resolve_path(path: str, root: str | None) -> Path:
         if not os.path.isabs(path) and not shipped.exists():
             raise UserError(
                 f"data.path={path!r}: no such dataset is shipped in the package (the chosen data option reads only "
-                f"those); for a file of your own, choose data=jsonl: data=jsonl data.path={path}"
+                f"those); for a file of your own, choose data={_reader(path)}: data={_reader(path)} data.path={path}"
             )
         return shipped
     if os.path.isabs(path):
@@ -63,6 +63,11 @@ def resolve_path(path: str, root: str | None) -> Path:
             f"data.root={root!r}{_resolved_as(root, base)} is not a folder: pass the folder that holds {path}"
         )
     return base / path
+
+
+def _reader(path: str) -> str:
+    """The data option that reads a file of one's own: jsonl for a JSONL file (as ever), file for any format."""
+    return "jsonl" if path.lower().endswith(".jsonl") else "file"
 
 
 def _resolved_as(value: str, base: Path) -> str:
