@@ -14,8 +14,6 @@ from judgebias.core.summary import Headline
 from judgebias.figures.formatting import ci_text, pct
 from judgebias.figures.rows import Rows
 
-SIDES = ("a", "b")
-
 
 def names_of(rows: Rows, given_a: str | None, given_b: str | None) -> tuple[str, str]:
     """What the headline calls each side: data.names when given, else the model every item names for it, else
