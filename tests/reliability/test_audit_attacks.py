@@ -226,7 +226,8 @@ def test_a_pair_recorded_again_with_the_models_swapped_is_the_same_item_judged_t
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A FastChat judgment line appended again with model_1 and model_2 exchanged (and the games' winners with
-    them) is the same question and the same two answers: named as judged twice, both lines, not a second item."""
+    them) is the same question and the same two answers: a repeat of its first line (show_result counts it), not a
+    second item, and it gives the first's verdicts."""
     bench = tmp_path / "mt_bench"
     subprocess.run(["cp", "-r", str(FASTCHAT), str(bench)], check=True)
     judgments = bench / "model_judgment" / "gpt-4_pair.jsonl"
@@ -243,6 +244,10 @@ def test_a_pair_recorded_again_with_the_models_swapped_is_the_same_item_judged_t
 
     code, _, err = audited(capsys, "fastchat", str(bench), "--out", str(tmp_path / "out"), "--no-run")
 
-    assert 2 == code and 1 == len(err.strip().splitlines()), err
-    assert f"{judgments}:{len(lines) + 1}: judge 'gpt-4/pair-v2' judged" in err
-    assert f"first at {judgments}:1, as " in err and "with the two models the other way round" in err
+    assert 0 == code, err
+    report = json.loads((tmp_path / "out" / "audit.json").read_text(encoding="utf-8"))
+    (entry,) = [entry for entry in report["judges"].values() if "repeats" in entry]
+    assert entry["repeats"]["sources"] == [f"{judgments}:{len(lines) + 1}"]
+    assert entry["repeats"]["same_verdicts"] == 1  # the same verdicts, read with the games the other way round
+    items = (tmp_path / "out" / "items.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(items) == len(lines)  # not a second item

@@ -304,17 +304,25 @@ def _repeats(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     repeated = [row for row in rows if "repeat_of" in row]
     if not repeated:
         return None
-    same = 0
-    for row in repeated:
-        original = first.get(str(row["repeat_of"]))
-        if original is not None and (original["call1"], original["call2"]) == (row["call1"], row["call2"]):
-            same += 1
+    same = sum(_same_verdicts(first[str(row["repeat_of"])], row) for row in repeated if str(row["repeat_of"]) in first)
     return {
         "lines": len(repeated),
         "same_verdicts": same,
         "stability": same / len(repeated),
         "sources": [str(row["source"]) for row in repeated],
     }
+
+
+def _same_verdicts(first: Mapping[str, Any], repeat: Mapping[str, Any]) -> bool:
+    """Whether a repeat gave the first line's verdicts: each game's winner by model name, the game that showed the
+    same model first compared (a repeat with the models the other way round swaps the games)."""
+
+    def winners(line: Mapping[str, Any]) -> dict[str, str]:
+        """The model shown first in each game -> the winner it named (a model, tie or error)."""
+        named = {game: line.get(str(line.get(f"g{game}_winner")), line.get(f"g{game}_winner")) for game in (1, 2)}
+        return {str(line.get("model_1")): str(named[1]), str(line.get("model_2")): str(named[2])}
+
+    return winners(first["tool"]) == winners(repeat["tool"])
 
 
 def _not_shown(rows: Sequence[Mapping[str, Any]], total: int) -> dict[str, Any]:

@@ -177,11 +177,10 @@ def convert_fastchat(
         first = seen.earlier(
             pair.judge_name, item["id"], source, line, (pair.qid, pair.turn, unordered(pair.model_1, pair.model_2))
         )
-        items.add(item)
         row = _pair_row(pair, item["id"], turns, source, line)
-        if (
-            first is not None
-        ):  # a re-run appended to the file: show_result counts every line, and so does the tool's table
+        if first is None:
+            items.add(item)
+        else:  # a re-run appended to the file (perhaps with the models swapped): show_result counts every line
             row["repeat_of"] = first
             row["left_out"] = f"a repeat of {first}: show_result counts it; judgebias's figures count the pair once"
         out.judgments.append(row)
