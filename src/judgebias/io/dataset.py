@@ -147,12 +147,7 @@ def reading_of(data: DataConfig | Mapping[str, Any], path: Path) -> Reading:
 def mapped_records(path: Path, reading: Reading) -> Iterator[dict[str, Any]]:
     """The records of a data file that was read whole once (its items checked), under judgebias's names: what a
     copy of the dataset in judgebias's own JSONL shape holds."""
-    if reading.streams:
-        problems: list[str] = []
-        records: Iterator[dict[str, Any]] = (record for _, _, record in _records(path, problems))
-    else:
-        records = (record for _, record in table_records(path, reading.format, reading.split, reading.given))
-    for record in records:
+    for _, _, record in _numbered(path, reading, []):
         yield reading.fields.mapped(record)
 
 
@@ -256,12 +251,7 @@ def read_items(
     gather what the reading finds there and raise nothing (a part of the file, concluded with the others by
     `Findings.conclude`)."""
     found = Findings() if findings is None else findings
-    if reading.streams:
-        records = _records(path, found.problems, start, stop)
-    else:
-        records = (
-            (number, 0, record) for number, record in table_records(path, reading.format, reading.split, reading.given)
-        )
+    records = _numbered(path, reading, found.problems, start, stop)
     mapping = None if reading.fields.identity else reading.fields
     for number, offset, original in records:
         record = original if mapping is None else mapping.mapped(original)
@@ -335,7 +325,7 @@ def _duplicates(path: Path, hashes: array.array[int], lines: array.array[int], r
 def _ids_on_lines(path: Path, numbers: set[int], reading: Reading) -> Iterator[tuple[int, str]]:
     """(line, id) of these lines, in order: lines read once already, each a valid item."""
     if not reading.streams:
-        for number, record in table_records(path, reading.format, reading.split, reading.given):
+        for number, _, record in _numbered(path, reading, []):
             if number in numbers:
                 yield number, id_text(reading.fields.mapped(record)["id"])
         return
@@ -367,6 +357,17 @@ def _problems_text(path: Path, problems: list[str]) -> str:
     return f"{path}: {len(problems)} problems{more}; fix them and run again:\n" + "\n".join(
         f"  {problem}" for problem in problems
     )
+
+
+def _numbered(
+    path: Path, reading: Reading, problems: list[str], start: Place = START, stop: int | None = None
+) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    """(line or row number, byte offset of a JSONL line (0 elsewhere), record) of each record of the file, as
+    `_records` gives them; every format but JSONL read whole by io.tables."""
+    if reading.streams:
+        return _records(path, problems, start, stop)
+    records = table_records(path, reading.format, reading.split, reading.given)
+    return ((number, 0, record) for number, record in records)
 
 
 def _records(
