@@ -323,6 +323,18 @@ def filled(cls: type[Any], **given: Any) -> Any:
     return cls(**values)
 
 
+# The overrides that read pairs kept as {conv_id, prompt, response_v1, response_v2, human_pref: v1|v2|tie}.
+THEIR_NAMES = (
+    "data.fields.id=conv_id",
+    "data.fields.question=prompt",
+    "data.fields.a=response_v1",
+    "data.fields.b=response_v2",
+    "data.fields.human=human_pref",
+    "data.labels.v1=a",
+    "data.labels.v2=b",
+)
+
+
 def write_items(path: Path, items: list[dict[str, Any]]) -> Path:
     """Write a JSONL dataset for a test."""
     path.write_text("".join(json.dumps(item, ensure_ascii=False) + "\n" for item in items), encoding="utf-8")

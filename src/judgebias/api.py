@@ -44,7 +44,6 @@ def run(*overrides: str, config_dir: str | Path | None = None, out: str | Path |
     """Run one experiment, as `python -m judgebias.run *overrides` would (`config_dir`: --config-dir); sweeps (`-m`)
     stay on the command line. The run's folder is `out` (which must not exist yet, or be empty) or a new one."""
     from hydra import compose, initialize_config_module
-    from omegaconf import OmegaConf
 
     from judgebias.cli.composition import opened_maps
     from judgebias.cli.config_errors import composition_message
@@ -64,8 +63,6 @@ def run(*overrides: str, config_dir: str | Path | None = None, out: str | Path |
     except Exception as error:  # Hydra's composition errors, said as the command line says them
         dirs = [Path(config_dir)] if config_dir is not None else []
         raise UserError(composition_message(error, dirs)) from None
-    OmegaConf.set_struct(cfg, False)
-    cfg.pop("hydra", None)
     config = to_config(cfg)
     folder = _new_folder(out)
     folder_run = RunDir(folder)

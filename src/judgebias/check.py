@@ -30,14 +30,14 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, cast
 
 from judgebias.aggregate import Job, find_jobs
 from judgebias.core.bounds import GATE_RESAMPLES
 from judgebias.core.errors import UserError
 from judgebias.core.summary import Summary, figure_value
 from judgebias.figures import catalogue
-from judgebias.figures.headline import models_text
+from judgebias.figures.headline import SIDED, models_text, seen_from_side
 from judgebias.process import startup
 from judgebias.process.command import CommandParser, bounded, say
 
@@ -92,23 +92,16 @@ def figure(summary: Summary, name: str) -> float | None:
 
 
 BOUNDS = ("point", "lower", "upper")  # --on: what of a figure a threshold reads
-HEADLINE_RATES = {"win_rate": ("win_rate", "ci"), "corrected_win_rate": ("corrected_win_rate", "corrected_ci")}
 
 
 def gated_value(summary: Summary, name: str, on: str = "point") -> float | None:
     """What a threshold reads of a figure: its value, or its interval's lower or upper bound (`--on`); a win rate
     from the side the run's headline reports (side=b: b's). None when there is none (no figure, or no interval)."""
-    said: dict[str, Any] = dict(summary.get("headline") or {})
-    interval: Any
-    if name in HEADLINE_RATES and said.get(HEADLINE_RATES[name][0]) is not None:
-        rate_key, ci_key = HEADLINE_RATES[name]
-        value, interval = said.get(rate_key), said.get(ci_key)
-    else:
-        value, interval = figure(summary, name), (summary.get("ci") or {}).get(name)
-    if value is None:
-        return None
-    if on == "point":
-        return float(value)
+    seen = cast(Summary, seen_from_side(summary))
+    value = figure(seen, name)
+    if value is None or on == "point":
+        return value
+    interval = (seen.get("ci") or {}).get(name)
     if not interval or interval[0] is None or interval[1] is None:
         return None
     return float(interval[0] if on == "lower" else interval[1])
@@ -423,7 +416,7 @@ def _read_as(summary: Summary, name: str, on: str) -> str:
     """How a threshold's reading is named: "win_rate", "win_rate of bot-v2", "lower bound of win_rate of bot-v2"."""
     said = summary.get("headline") or {}
     text = name
-    if name in HEADLINE_RATES and said.get("name") and said.get("side") == "b":
+    if name in SIDED and said.get("name") and said.get("side") == "b":
         text = f"{name} of {said['name']}"
     return text if on == "point" else f"{on} bound of {text}"
 

@@ -10,6 +10,7 @@ import pytest
 
 from judgebias.api import run, verdicts
 from judgebias.core.errors import UserError
+from tests.helpers import THEIR_NAMES as MAPPING
 from tests.helpers import InProcessCli, write_items
 
 PAIRS = [
@@ -17,15 +18,6 @@ PAIRS = [
     {"conv_id": 2, "prompt": "Sky?", "response_v1": "green", "response_v2": "blue", "human_pref": "v2"},
     {"conv_id": 3, "prompt": "Hi", "response_v1": "hello", "response_v2": "hey", "human_pref": "tie"},
 ]
-MAPPING = (
-    "data.fields.id=conv_id",
-    "data.fields.question=prompt",
-    "data.fields.a=response_v1",
-    "data.fields.b=response_v2",
-    "data.fields.human=human_pref",
-    "data.labels.v1=a",
-    "data.labels.v2=b",
-)
 
 
 def test_a_notebook_run_is_the_command_line_run(

@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 
 import pytest
 
+from tests.helpers import THEIR_NAMES as MAPPING
 from tests.helpers import InProcessCli, JsonHandler, serving, write_items
 
 # Written by hand: quotes, the delimiters, newlines inside a cell, non-ASCII text, an id that is a number, a pair
@@ -24,15 +25,6 @@ PAIRS: list[dict[str, Any]] = [
 ]
 THEIRS = {"id": "conv_id", "question": "prompt", "a": "response_v1", "b": "response_v2", "human": "human_pref"}
 WORDS = {"a": "v1", "b": "v2", "tie": "tie"}
-MAPPING = (
-    "data.fields.id=conv_id",
-    "data.fields.question=prompt",
-    "data.fields.a=response_v1",
-    "data.fields.b=response_v2",
-    "data.fields.human=human_pref",
-    "data.labels.v1=a",
-    "data.labels.v2=b",
-)
 NOT_THE_SAME = {"data", "judging_seconds", "wall_seconds", "started_at", "finished_at", "run_dir"}
 
 

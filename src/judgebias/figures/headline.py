@@ -14,6 +14,9 @@ from judgebias.core.summary import Headline
 from judgebias.figures.formatting import ci_text, pct
 from judgebias.figures.rows import Rows
 
+# The figures a headline reports from its side: figure -> (the headline's key for its value, for its interval).
+SIDED = {"win_rate": ("win_rate", "ci"), "corrected_win_rate": ("corrected_win_rate", "corrected_ci")}
+
 
 def names_of(rows: Rows, given_a: str | None, given_b: str | None) -> tuple[str, str]:
     """What the headline calls each side: data.names when given, else the model every item names for it, else
@@ -71,10 +74,7 @@ def seen_from_side(summary: Mapping[str, Any]) -> dict[str, Any]:
     if said.get("side") != "b":
         return seen
     intervals = dict(seen.get("ci") or {})
-    for name, value_key, ci_key in (
-        ("win_rate", "win_rate", "ci"),
-        ("corrected_win_rate", "corrected_win_rate", "corrected_ci"),
-    ):
+    for name, (value_key, ci_key) in SIDED.items():
         if name in seen and value_key in said:
             seen[name] = said[value_key]
             intervals[name] = said.get(ci_key)
