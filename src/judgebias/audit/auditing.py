@@ -18,7 +18,15 @@ from pathlib import Path
 from typing import Any
 
 from judgebias.audit.formats import FORMATS
-from judgebias.audit.formats.common import Converted, Format, Options, digest, judgebias_table, order_summary
+from judgebias.audit.formats.common import (
+    Converted,
+    Format,
+    Options,
+    constant_answers,
+    digest,
+    judgebias_table,
+    order_summary,
+)
 from judgebias.audit.report import format_audit
 from judgebias.config.schema import ProgressMode
 from judgebias.core.errors import UserError
@@ -211,6 +219,17 @@ def audit(
                 f"give for that question and model ({models}): the win rate is the judge's verdict on what it was "
                 "shown, and length and style figures leave those records out (answers_not_shown in audit.json)",
             )
+    constant = constant_answers(converted.items)
+    if constant:
+        report["constant_answers"] = constant
+    for model, found in reversed(constant.items()):
+        report["notes"].insert(
+            0,
+            f"{model} gave one and the same answer to {found['questions']} of its {found['of']} questions "
+            f"({json.dumps(found['answer_start'], ensure_ascii=False)}...): a judge that prefers it is not judging "
+            "an answer to the question (a null model); its win rate measures the judge, not the model "
+            "(constant_answers in audit.json)",
+        )
     for entry in report["judges"].values():
         entry.pop("_verdicts", None)
         tool_models = _tool_models(report["tool_figures"].get(entry["judge_model"], {}))
@@ -316,13 +335,7 @@ def _repeats(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
 def _same_verdicts(first: Mapping[str, Any], repeat: Mapping[str, Any]) -> bool:
     """Whether a repeat gave the first line's verdicts: each game's winner by model name, the game that showed the
     same model first compared (a repeat with the models the other way round swaps the games)."""
-
-    def winners(line: Mapping[str, Any]) -> dict[str, str]:
-        """The model shown first in each game -> the winner it named (a model, tie or error)."""
-        named = {game: line.get(str(line.get(f"g{game}_winner")), line.get(f"g{game}_winner")) for game in (1, 2)}
-        return {str(line.get("model_1")): str(named[1]), str(line.get("model_2")): str(named[2])}
-
-    return winners(first["tool"]) == winners(repeat["tool"])
+    return bool(first["named_verdicts"] == repeat["named_verdicts"])
 
 
 def _not_shown(rows: Sequence[Mapping[str, Any]], total: int) -> dict[str, Any]:
@@ -334,12 +347,20 @@ def _not_shown(rows: Sequence[Mapping[str, Any]], total: int) -> dict[str, Any]:
             by_model[model] = by_model.get(model, 0) + 1
         file = str(row.get("source", "")).rsplit(":", 1)[0]
         by_file[file] = by_file.get(file, 0) + 1
+    elsewhere = [
+        f"{row.get('source')}: {model}'s answer to question {owner}"
+        for row in rows
+        for model, owner in (row.get("shown_instead") or {}).items()
+        if owner is not None
+    ]
     return {
         "records": len(rows),
         "of": total,
         "by_model": dict(sorted(by_model.items())),
         "by_file": dict(sorted(by_file.items())),
         "sources": [str(row.get("source")) for row in rows],
+        "answers_of_other_questions": len(elsewhere),
+        "shown_instead": elsewhere,
     }
 
 

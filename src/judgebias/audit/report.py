@@ -107,6 +107,13 @@ def format_audit(report: Mapping[str, Any]) -> str:
                 f"- answers not shown: {shown['records']} of {shown['of']} records' prompts hold other answers than "
                 f"the files give (by file: {files}; first: {first})"
             )
+            if shown.get("answers_of_other_questions"):
+                instead = shown["shown_instead"]
+                lines.append(
+                    f"- of these, {len(instead)} showed the model's answer to another question of the files: "
+                    + "; ".join(instead[:LISTED])
+                    + (f" and {len(instead) - LISTED} more (audit.json)" if len(instead) > LISTED else "")
+                )
         contradicting = order.get("order_contradicting") or []
         if contradicting:
             shown = ", ".join(contradicting[:LISTED]) + (
@@ -120,7 +127,7 @@ def format_audit(report: Mapping[str, Any]) -> str:
             first = ", ".join(repeats["sources"][:LISTED]) + (" ..." if len(repeats["sources"]) > LISTED else "")
             lines.append(
                 f"- re-runs appended: {repeats['lines']} lines judge a pair judged before ({first}); the tool's "
-                f"show_result counts every line, judgebias's figures count each pair once; "
+                f"own figures count every line, judgebias's figures count each pair once; "
                 f"{repeats['same_verdicts']} of {repeats['lines']} repeats gave the first's verdicts "
                 f"(repetition stability {pct(repeats['stability'])})"
             )

@@ -6,7 +6,7 @@ turned back to output_1/output_2 (`preference` 1: output_1, 2: output_2, 1.5 or 
 between for log-probability annotators). Two sources say which output was shown first:
 
 - the record itself: an `*_fn` annotator's `raw_completion` ranks the outputs as "m" (shown first) and "M"
-  (shown second); a log-probability annotator's first-token top log-probabilities of "m" and "M" give the soft
+  (shown second), AlpacaEval 1's ranking annotator (alpaca_eval_gpt4) as "model_1" and "model_2"; a log-probability annotator's first-token top log-probabilities of "m" and "M" give the soft
   preference it stored, 2 - P(m) unswitched or 1 + P(m) switched (`logprob_parser`, `is_binarize: false`);
 - the tool's seeded rule: `RandomSwitchTwoColumnsProcessor` switches output_1 and output_2 when
   `random.Random("is_switched_outputs" + instruction + "0").choices([False, True])` is True, with seed 0, the
@@ -39,6 +39,8 @@ from judgebias.audit.formats.common import (
     Seen,
     digest,
     fail,
+    mark_repeat,
+    named_verdicts,
     record_object,
     slug,
     text_field,
@@ -51,6 +53,7 @@ from judgebias.figures.stats import binomial_two_sided_p, fit_logistic, percenti
 SWITCH_COLUMN = "is_switched_outputs"  # RandomSwitchTwoColumnsProcessor's _switch_column for pairwise annotators
 SWITCH_SEED = 0  # the seed BaseAnnotator passes to every annotator's processors
 FIRST, SECOND = "m", "M"  # the names AlpacaEval's prompts give the output shown first and the one shown second
+V1_NAMES = ("model_1", "model_2")  # the same names in AlpacaEval 1's ranking prompt (alpaca_eval_gpt4)
 LOGPROB_TOLERANCE = 1e-6  # a stored soft preference matches a recomputed one to this (they are written rounded)
 
 
@@ -74,18 +77,34 @@ def _completion(raw: Any) -> Any:
     return None
 
 
-def switched_by_record(raw: Any, preference: float | None) -> bool | None:
+def switched_by_record(raw: Any, preference: float | None, referenced: Any = None) -> bool | None:
     """Whether the record proves output_2 was shown first: from an fn annotator's ranking or a log-probability
-    annotator's first token, checked against the stored preference; None when it proves nothing."""
+    annotator's first token, checked against the stored preference, or from the `referenced_models` map a
+    chain-of-thought annotator stores (m -> the output shown first); None when it proves nothing, or when the
+    ranking and the map disagree."""
     if preference is None or preference == 1.5:
         return None
-    value = _completion(raw)
-    ranked = value.get("ordered_models") if isinstance(value, dict) else None
-    if isinstance(ranked, list):
-        best = [entry.get("model") for entry in ranked if isinstance(entry, dict) and entry.get("rank") == 1]
-        if len(best) != 1 or best[0] not in (FIRST, SECOND):
-            return None
-        first_won = best[0] == FIRST
+    by_map = _switched_by_map(referenced) if preference in (1.0, 2.0) else None
+    by_ranking = _switched_by_ranking(_completion(raw), preference)
+    if by_map is not None and by_ranking is not None and by_map != by_ranking:
+        return None
+    return by_ranking if by_ranking is not None else by_map
+
+
+def _switched_by_map(referenced: Any) -> bool | None:
+    """ChainOfThoughtProcessor's `referenced_models` ({"m": "output_2", "M": "output_1"}: output_2 was m, shown
+    first); it is built from an integer preference, so only a decided record's map is read."""
+    if not isinstance(referenced, dict) or referenced.get(FIRST) not in ("output_1", "output_2"):
+        return None
+    if {referenced.get(FIRST), referenced.get(SECOND)} != {"output_1", "output_2"}:
+        return None
+    return bool(referenced[FIRST] == "output_2")
+
+
+def _switched_by_ranking(value: Any, preference: float) -> bool | None:
+    """The switch a ranking completion or a first token's log-probabilities prove, with the stored preference."""
+    first_won = _first_ranked_first(value)
+    if first_won is not None:
         output_2_won = preference > 1.5
         return bool(first_won == output_2_won)  # the first-shown output won, and it was output_2: switched
     p_first = _first_token_share(value)
@@ -96,6 +115,22 @@ def switched_by_record(raw: Any, preference: float | None) -> bool | None:
         return True
     if abs(preference - unswitched) <= LOGPROB_TOLERANCE < abs(preference - switched):
         return False
+    return None
+
+
+def _first_ranked_first(value: Any) -> bool | None:
+    """Whether a ranking completion puts the output shown first at rank 1: an `*_fn` annotator's
+    `{"ordered_models": [...]}` naming m and M, or AlpacaEval 1's `ranking_parser` list naming model_1 (its
+    prompt's first output) and model_2; None when the completion is no such ranking."""
+    ranked = value.get("ordered_models") if isinstance(value, dict) else value
+    if not isinstance(ranked, list):
+        return None
+    best = [entry.get("model") for entry in ranked if isinstance(entry, dict) and entry.get("rank") == 1]
+    if len(best) != 1:
+        return None
+    for first, second in ((FIRST, SECOND), V1_NAMES):
+        if best[0] in (first, second):
+            return bool(best[0] == first)
     return None
 
 
@@ -135,6 +170,7 @@ def convert_alpacaeval(annotations: Iterable[Record]) -> Converted:
     """AlpacaEval `annotations.json` entries as items (answer shown first = a) and their one recorded call."""
     out = Converted("alpacaeval")
     items, seen = Items(), Seen()
+    named: dict[str, tuple[set[str], set[str]]] = {}  # file -> the annotators and models its records name
     for source, line, value in annotations:
         record = record_object(source, line, value)
         instruction = text_field(record, "instruction", source, line)
@@ -143,25 +179,28 @@ def convert_alpacaeval(annotations: Iterable[Record]) -> Converted:
         annotator = record.get("annotator")
         if not isinstance(annotator, str) or not annotator:
             raise fail(source, line, "annotator", "missing: AlpacaEval annotations name their annotator")
+        annotators, models = named.setdefault(source, (set(), set()))
+        annotators.add(annotator)
+        models.add(generators[1])
         preference = _preference(record.get("preference"), source, line)
         by_rule = switched_by_rule(instruction)
-        by_record = switched_by_record(record.get("raw_completion"), preference)
+        by_record = switched_by_record(record.get("raw_completion"), preference, record.get("referenced_models"))
         switched = by_rule if by_record is None else by_record
         first, second = (1, 0) if switched else (0, 1)
         item_id = f"alpacaeval-{slug(generators[1])}-vs-{slug(generators[0])}-{digest(instruction)}"
-        seen.check(annotator, item_id, source, line, (digest(instruction), unordered(*generators)))
-        items.add(
-            {
-                "id": item_id,
-                "question": instruction,
-                "a": outputs[first],
-                "b": outputs[second],
-                "model_a": generators[first],
-                "model_b": generators[second],
-                "shown_first": f"output_{first + 1}",
-                "dataset": record.get("dataset"),
-            }
-        )
+        first_seen = seen.earlier(annotator, item_id, source, line, (digest(instruction), unordered(*generators)))
+        item = {
+            "id": item_id,
+            "question": instruction,
+            "a": outputs[first],
+            "b": outputs[second],
+            "model_a": generators[first],
+            "model_b": generators[second],
+            "shown_first": f"output_{first + 1}",
+            "dataset": record.get("dataset"),
+        }
+        if first_seen is None:
+            items.add(item)
         if preference is None:
             call, raw = None, None
         else:
@@ -185,13 +224,41 @@ def convert_alpacaeval(annotations: Iterable[Record]) -> Converted:
             "source": where(source, line),
             "tool": dict(record),
         }
+        row["named_verdicts"] = named_verdicts([(generators[first], generators[second], call)])
+        if first_seen is not None:  # a re-run appended: get_winrate counts every annotation
+            mark_repeat(row, first_seen, "get_winrate")
         if by_record is not None:
             row["order_agrees"] = by_record == by_rule
         if preference is None:
             row["error1"] = "AlpacaEval recorded no preference (null)"
         out.judgments.append(row)
     out.items = list(items.rows.values())
+    out.notes += [
+        note for source, (annotators, models) in named.items() for note in _folder_names(source, annotators, models)
+    ]
     return out
+
+
+def _folder_names(source: str, annotators: set[str], models: set[str]) -> list[str]:
+    """Where a file kept as AlpacaEval keeps them (results/<model>/<annotator>/annotations.json) names another
+    annotator or model in its folders than its records do: the leaderboard lists the folder's names, the figures
+    here the records'."""
+    path = Path(source)
+    if path.name != "annotations.json" or path.parent.parent.parent.name != "results":
+        return []
+    notes = []
+    folder_annotator, folder_model = path.parent.name, path.parent.parent.name
+    if annotators != {folder_annotator}:
+        notes.append(
+            f"{source}: its folder names annotator {folder_annotator}, its records {', '.join(sorted(annotators))}: "
+            "the figures here are under the records' name"
+        )
+    if models != {folder_model}:
+        notes.append(
+            f"{source}: its folder names model {folder_model}, its records' generator_2 {', '.join(sorted(models))}: "
+            "the figures here are under the records' name"
+        )
+    return notes
 
 
 def leaderboard(rows: Sequence[Mapping[str, Any]], *, resamples: int = 1000, seed: int = 0) -> dict[str, Any]:

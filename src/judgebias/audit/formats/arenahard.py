@@ -26,6 +26,7 @@ import numpy as np
 
 from judgebias.audit import files
 from judgebias.audit.formats.common import (
+    AnswerOwners,
     Converted,
     Format,
     Items,
@@ -35,8 +36,11 @@ from judgebias.audit.formats.common import (
     Seen,
     answers_not_shown,
     compare_readings,
+    counted_by_tool,
     fail,
     key_field,
+    mark_repeat,
+    named_verdicts,
     order_evidence,
     record_object,
     shown_first,
@@ -162,7 +166,7 @@ def convert_arenahard(
 ) -> Converted:
     """`model_judgment/<judge>/<model>.jsonl` lines (v0.1 or v2) as items (model vs baseline) and both games."""
     out = Converted("arenahard")
-    items, seen = Items(), Seen()
+    items, seen, owners = Items(), Seen(), AnswerOwners(answers)
     for source, line, value in judgments:
         record = record_object(source, line, value)
         version = "v2" if "uid" in record else "v0.1"
@@ -179,7 +183,7 @@ def convert_arenahard(
                 hint = "" if name == "model" or "baseline" in record else " (name the baseline with --baseline)"
                 raise fail(source, line, name, f"no answer of {who!r} to question {key} in model_answer/{hint}")
         item_id = f"arenahard-{key}-{model}-vs-{against}"
-        seen.check(judge, item_id, source, line)
+        first = seen.earlier(judge, item_id, source, line)
         question = questions[key]
         item = {
             "id": item_id,
@@ -191,15 +195,20 @@ def convert_arenahard(
             "uid" if version == "v2" else "question_id": key,
             "category": question.get("category", record.get("category")),
         } | {k: v for k, v in question.items() if k not in ("uid", "question_id", "prompt", "category", "turns")}
-        items.add(item)
         shown = (answers[model][key], answers[against][key])
         row = _game_row(record, item_id, version, (model, against, judge), games, shown, where(source, line))
+        if "answers_not_shown" in row:
+            row["shown_instead"] = owners.owners(games.prompts, row["answers_not_shown"])
+        if first is None:
+            items.add(item)
+        elif "left_out" not in row:  # a re-run appended to the file: show_result.py counts every line
+            mark_repeat(row, first, "show_result.py")
         out.judgments.append(row)
     out.items = list(items.rows.values())
     versions = sorted({row["version"] for row in out.judgments})
     if versions:
         out.notes.append(f"Arena-Hard-Auto layout: {', '.join(versions)}")
-    left_out = sum("left_out" in row for row in out.judgments)
+    left_out = sum(not counted_by_tool(row) for row in out.judgments)
     if left_out:
         out.notes.append(
             f"{left_out} lines judge a model against itself or the judge's own answers: flagged (left_out) and kept "
@@ -281,6 +290,7 @@ def _game_row(
         row["left_out"] = "the baseline judged against itself"
     elif model == judge:
         row["left_out"] = "the judge's own answers (show_result.py leaves the judge's model out)"
+    row["named_verdicts"] = named_verdicts([(against, model, row["call2"]), (model, against, row["call1"])])
     for order, game_index in ((1, 1), (2, 0)):
         if games.recorded[game_index] is None:
             row[f"error{order}"] = f"Arena-Hard recorded no game {game_index + 1} (the judge call failed)"
@@ -298,13 +308,14 @@ def show_result(
     Bradley-Terry ratings to the battles and reports the predicted win rate against the baseline, with a 95%
     bootstrap interval; with every battle against the baseline (a star), the fitted win rate is the battles' mean
     score (each model's likelihood depends on its own battles only), which is what is computed here.
-    Lines left out (a model against itself, the judge's own answers) are left out, as show_result.py leaves them.
+    Lines left out (a model against itself, the judge's own answers) are left out, as show_result.py leaves them;
+    a repeat of a line is counted, as show_result.py counts every line.
     """
     by_model: dict[str, list[float]] = {}
     plain: dict[str, list[float]] = {}
     dropped, unmapped = 0, []
     labels: dict[str, int] = {}
-    kept_rows = [row for row in rows if "left_out" not in row]
+    kept_rows = [row for row in rows if counted_by_tool(row)]
     versions = sorted({row.get("version", "v2") for row in kept_rows})
     for row in kept_rows:
         games = [(row["score1"], False, row.get("error1")), (row["score2"], True, row.get("error2"))]

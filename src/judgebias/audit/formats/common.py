@@ -113,9 +113,9 @@ class Items:
 
 
 class Seen:
-    """(judge, item) pairs already recorded, so a second recording is named with the line of the first. An item is
-    its question and its two answers, whichever way round: a pair recorded again with the models swapped is the
-    same item judged twice (`pair`: the key that says so)."""
+    """(judge, item) pairs already recorded, so a second recording (a re-run appended) is named with the line of the
+    first. An item is its question and its two answers, whichever way round: a pair recorded again with the models
+    swapped is the same item judged twice (`pair`: the key that says so)."""
 
     def __init__(self) -> None:
         self.first: dict[tuple[str, Any], tuple[str, str]] = {}
@@ -128,16 +128,50 @@ class Seen:
         self.first[key] = (where(source, line), item_id)
         return None
 
-    def check(self, judge: str, item_id: str, source: str, line: int, pair: Any = None) -> None:
-        key = (judge, item_id if pair is None else pair)
-        if key in self.first:
-            first, first_id = self.first[key]
-            swapped = "" if first_id == item_id else f", as {first_id!r}, with the two models the other way round"
-            raise UserError(
-                f"{where(source, line)}: judge {judge!r} judged {item_id!r} twice (first at {first}{swapped}): "
-                "keep one of the two lines"
-            )
-        self.first[key] = (where(source, line), item_id)
+
+def named_verdicts(games: Sequence[tuple[str, str, str | None]]) -> dict[str, str]:
+    """Each game's verdict by model name: the model shown first -> the model it preferred, "tie" or "error".
+    `games` holds (model shown first, model shown second, positional verdict "A"/"B"/"tie" or None). Two
+    recordings of one pair gave the same verdicts when these agree, whichever way round the models were named."""
+    named = {}
+    for first, second, verdict in games:
+        named[first] = {"A": first, "B": second, "tie": "tie"}.get(str(verdict), "error")
+    return named
+
+
+def mark_repeat(row: dict[str, Any], first: str, counter: str) -> None:
+    """Flag a line that judges a pair judged before (a re-run appended): the tool's `counter` counts every line,
+    judgebias's figures count the pair once."""
+    row["repeat_of"] = first
+    row["left_out"] = f"a repeat of {first}: {counter} counts it; judgebias's figures count the pair once"
+
+
+def counted_by_tool(row: Mapping[str, Any]) -> bool:
+    """Whether the tool's own figures count this line: every line but those it leaves out itself (a repeat is
+    left out of judgebias's figures only)."""
+    return "left_out" not in row or "repeat_of" in row
+
+
+ANSWER_START = 60  # characters of a constant answer quoted in audit.md
+CONSTANT_MIN = 3  # the fewest questions one answer text must be given to before it is called a constant answer
+
+
+def constant_answers(items: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Models that gave one and the same answer text to at least half of their questions (and to CONSTANT_MIN or
+    more): a null model, which a judge that prefers it is not judging as an answer to the question."""
+    texts: dict[str, dict[str, set[str]]] = {}
+    for item in items:
+        for side in ("a", "b"):
+            model = item.get(f"model_{side}")
+            if model:
+                texts.setdefault(str(model), {}).setdefault(str(item[side]), set()).add(str(item["question"]))
+    found = {}
+    for model, by_text in sorted(texts.items()):
+        questions = len(set().union(*by_text.values()))
+        text, asked = max(by_text.items(), key=lambda pair: len(pair[1]))
+        if len(asked) >= CONSTANT_MIN and 2 * len(asked) >= questions:
+            found[model] = {"questions": len(asked), "of": questions, "answer_start": text[:ANSWER_START]}
+    return found
 
 
 def unordered(*models: str) -> tuple[str, ...]:
@@ -208,10 +242,12 @@ def undecidable(first: str, second: str) -> bool:
     return not first or not second or first in second or second in first
 
 
-def shown_first(prompt: Any, first: str, second: str) -> bool | None:
+def shown_first(prompt: Any, first: str, second: str, *, one_enough: bool = False) -> bool | None:
     """Whether a recorded prompt shows answer `first` as Assistant A and `second` as B (True), the other way
-    round (False), or cannot tell (None: no prompt, no answer sections, answers that cannot be told apart, or an
-    answer in neither section or in both)."""
+    round (False), or cannot tell (None: no prompt, no answer sections, answers that cannot be told apart, an
+    answer in both sections, or an answer in neither). With `one_enough`, one answer in one section is enough when
+    the other is in neither (its text was not what the judge saw: `answers_not_shown` says so): the section still
+    proves where the one the judge saw stood."""
     if not isinstance(prompt, str) or undecidable(first, second):
         return None
     sections = answer_sections(prompt)
@@ -219,10 +255,12 @@ def shown_first(prompt: Any, first: str, second: str) -> bool | None:
         return None
     in_a, in_b = sections
     where_first, where_second = (first in in_a, first in in_b), (second in in_a, second in in_b)
-    if where_first == (True, False) and where_second == (False, True):
-        return True
-    if where_first == (False, True) and where_second == (True, False):
-        return False
+    if not one_enough and (False, False) in (where_first, where_second):
+        return None
+    if where_first in ((True, False), (False, False)) and where_second in ((False, True), (False, False)):
+        return None if where_first == where_second else True
+    if where_first in ((False, True), (False, False)) and where_second in ((True, False), (False, False)):
+        return None if where_first == where_second else False
     return None
 
 
@@ -240,13 +278,38 @@ def answers_not_shown(prompts: Sequence[Any], answers: Mapping[str, str]) -> lis
     ]
 
 
+class AnswerOwners:
+    """Which question of the files an answer text is a model's answer to: what a prompt that did not show the
+    model's answer to its own question showed instead (a bench whose answers were joined to the wrong questions)."""
+
+    def __init__(self, answers: Mapping[str, Mapping[str, Any]]) -> None:
+        self.answers = answers
+        self.by_text: dict[str, dict[str, str]] = {}
+
+    def owners(self, prompts: Sequence[Any], models: Sequence[str]) -> dict[str, str | None]:
+        """model -> the question whose answer by that model a prompt's answer section holds (None: not in the files)."""
+        found: dict[str, str | None] = {}
+        for model in models:
+            if model not in self.by_text:
+                self.by_text[model] = {
+                    turn.strip(): key
+                    for key, answer in self.answers.get(model, {}).items()
+                    for turn in ([answer] if isinstance(answer, str) else answer)
+                    if turn.strip()
+                }
+            sections = [answer_sections(prompt) if isinstance(prompt, str) else None for prompt in prompts]
+            texts = [text.strip() for pair in sections if pair for text in pair]
+            found[model] = next((self.by_text[model][t] for t in texts if t in self.by_text[model]), None)
+        return found
+
+
 def order_evidence(games: Sequence[tuple[Any, str, str]]) -> dict[str, Any]:
     """What a record proves of the order its answers were shown in, per game (recorded prompt, the answer the
     tool's rule says was shown first, the other), each answer looked for in its section of the judge's prompt:
     `order_source` "record" when any game's prompt tells, else "rule"; `order_checked` whether the rule could be
     checked; `order_agrees` whether every game that tells agrees; `order_undecidable` when the answers cannot be
     told apart (identical, or one inside the other), which is no evidence either way."""
-    proofs = [shown_first(prompt, first, second) for prompt, first, second in games]
+    proofs = [shown_first(prompt, first, second, one_enough=True) for prompt, first, second in games]
     known = [proof for proof in proofs if proof is not None]
     if not known:
         cannot = any(undecidable(first, second) for _, first, second in games)

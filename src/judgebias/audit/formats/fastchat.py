@@ -23,6 +23,7 @@ from typing import Any
 
 from judgebias.audit import files
 from judgebias.audit.formats.common import (
+    AnswerOwners,
     Converted,
     Format,
     Items,
@@ -34,7 +35,9 @@ from judgebias.audit.formats.common import (
     compare_readings,
     fail,
     key_field,
+    mark_repeat,
     model_table,
+    named_verdicts,
     order_evidence,
     questions_by,
     record_object,
@@ -151,7 +154,7 @@ def convert_fastchat(
 ) -> Converted:
     """FastChat `<judge>_pair.jsonl` lines as items (question, turn, model pair) and both games' judgments."""
     out = Converted("fastchat")
-    items, seen = Items(), Seen()
+    items, seen, owners = Items(), Seen(), AnswerOwners(answers)
     references = references or {}
     for source, line, value in judgments:
         pair = _pair_line(record_object(source, line, value), source, line)
@@ -178,11 +181,13 @@ def convert_fastchat(
             pair.judge_name, item["id"], source, line, (pair.qid, pair.turn, unordered(pair.model_1, pair.model_2))
         )
         row = _pair_row(pair, item["id"], turns, source, line)
+        if "answers_not_shown" in row:
+            prompts = [pair.record.get("g1_user_prompt"), pair.record.get("g2_user_prompt")]
+            row["shown_instead"] = owners.owners(prompts, row["answers_not_shown"])
         if first is None:
             items.add(item)
         else:  # a re-run appended to the file (perhaps with the models swapped): show_result counts every line
-            row["repeat_of"] = first
-            row["left_out"] = f"a repeat of {first}: show_result counts it; judgebias's figures count the pair once"
+            mark_repeat(row, first, "show_result")
         out.judgments.append(row)
     out.items = list(items.rows.values())
     if references and not any(row["reference_guided"] for row in out.judgments):
@@ -285,6 +290,9 @@ def _pair_row(pair: _PairLine, item_id: str, turns: Mapping[str, list[str]], sou
         "source": where(source, line),
         "tool": {k: v for k, v in record.items() if k not in ("g1_judgment", "g2_judgment")},
     }
+    row["named_verdicts"] = named_verdicts(
+        [(pair.model_1, pair.model_2, row["call1"]), (pair.model_2, pair.model_1, row["call2"])]
+    )
     row |= order_evidence(
         [(record.get("g1_user_prompt"), turns["model_1"][turn - 1], turns["model_2"][turn - 1]),
          (record.get("g2_user_prompt"), turns["model_2"][turn - 1], turns["model_1"][turn - 1])]
