@@ -35,7 +35,7 @@ from judgebias.figures.headline import models_text, seen_from_side
 from judgebias.io.files import write_csv, write_text_atomic
 from judgebias.io.run_dir import DRY_RUN, HYDRA, SUMMARY, RunDir
 from judgebias.process import startup
-from judgebias.process.command import CommandParser, say
+from judgebias.process.command import CommandParser, prog, say
 
 FAILED_STATUSES = ("failed", "errors", "missing", "budget")
 SWEEP_FIGURES = catalogue.in_sweep()  # (figure, how it shows) in the order of the table's columns
@@ -418,7 +418,7 @@ def aggregate(sweep_dirs: Sequence[Path], out_dir: Path | None = None, *, report
 def main(argv: Sequence[str] | None = None) -> int:
     """`python -m judgebias.aggregate SWEEP_DIR [SWEEP_DIR ...] [--out DIR]`: 0 all ok, 1 a job failed, 2 usage."""
     startup.run_begins()  # started: from here on Ctrl-C is this command's to handle
-    parser = CommandParser(prog="python -m judgebias.aggregate", description=" ".join(__doc__.split("\n\n")[0].split()))
+    parser = CommandParser(prog=prog("aggregate"), description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("sweep_dirs", nargs="+", type=Path, help="sweep folders (outputs/multirun/...)")
     parser.add_argument("--out", type=Path, default=None, help="where to write the table (default: the first sweep)")
     parser.add_argument("--no-report", action="store_true", help="do not write sweep_report.html")

@@ -39,7 +39,7 @@ from judgebias.core.summary import Summary, figure_value
 from judgebias.figures import catalogue
 from judgebias.figures.headline import SIDED, models_text, seen_from_side
 from judgebias.process import startup
-from judgebias.process.command import CommandParser, bounded, say
+from judgebias.process.command import CommandParser, bounded, prog, say
 
 if TYPE_CHECKING:
     from judgebias.figures.comparison import Comparison, RunFiles
@@ -424,7 +424,7 @@ def _read_as(summary: Summary, name: str, on: str) -> str:
 def parser() -> argparse.ArgumentParser:
     """The command line of the gate."""
     p = CommandParser(
-        prog="python -m judgebias.check",
+        prog=prog("check"),
         description="Fail (exit 1) when a run or any job of a sweep misses a threshold; exit 2 on a usage error.",
     )
     p.add_argument("paths", nargs="+", type=Path, help="run folders, sweep folders, or folders holding sweeps")

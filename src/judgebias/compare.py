@@ -28,7 +28,7 @@ from judgebias.io.files import read_user_text, write_json
 from judgebias.io.run_dir import RunDir
 from judgebias.io.verdict_files import fetch_lines, read_verdicts
 from judgebias.process import startup
-from judgebias.process.command import CommandParser, bounded, exit_as_command, say
+from judgebias.process.command import CommandParser, bounded, exit_as_command, prog, say
 
 __all__ = ["compare_runs", "main", "read_run"]
 
@@ -134,7 +134,7 @@ def sweep_comparisons(sweep: Path, baseline_job: str, **settings: Any) -> list[t
 def parser() -> argparse.ArgumentParser:
     """The command line of compare."""
     p = CommandParser(
-        prog="python -m judgebias.compare",
+        prog=prog("compare"),
         description="Paired before/after comparison of two runs on the same items (or every job of a sweep "
         "against one job): differences with 95%% paired intervals, exact paired tests, the items that moved.",
     )

@@ -25,7 +25,7 @@ from pathlib import Path
 from judgebias.core.errors import UserError
 from judgebias.io.run_dir import HYDRA, MULTIRUN, SUMMARY, RunDir, is_leftover
 from judgebias.process import startup
-from judgebias.process.command import CommandParser, run_command, say
+from judgebias.process.command import CommandParser, prog, run_command, say
 
 NO_RESULT_STATUSES = frozenset({"failed", "missing"})  # summary.json of a run that stopped before its result
 
@@ -199,7 +199,7 @@ def _remove_empty_parents(folder: Path, root: Path) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Command line entry; returns the exit code."""
     startup.run_begins()  # started: from here on Ctrl-C is this command's to handle
-    top = CommandParser(prog="python -m judgebias.runs", description=" ".join(__doc__.split("\n\n")[0].split()))
+    top = CommandParser(prog=prog("runs"), description=" ".join(__doc__.split("\n\n")[0].split()))
     commands = top.add_subparsers(dest="command", required=True)
     listing = commands.add_parser("list", help="every run and sweep folder, its status and what it holds")
     listing.add_argument("--verbose", action="store_true", help="each failed run's or job's whole error")

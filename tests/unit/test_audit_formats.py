@@ -403,3 +403,23 @@ def test_audit_md_summarises_lists_and_labels_the_per_prompt_tables_as_its_own_s
     assert text.count("judgebias's split, as show_result does not split by prompt") == 2
     report["judges"] = {"gpt-4/pair-v2": dict(entry)}
     assert "- the tool's own show_result:" in format_audit(report)
+
+
+def test_an_annotation_given_again_is_a_repeat_but_on_other_outputs_is_refused(tmp_path: Path):
+    """The same instruction, models and outputs annotated again is a re-run (get_winrate counts it; judgebias once);
+    the same instruction and models on a re-generated output is not the same item, and is refused in one line."""
+    path = next(ALPACAEVAL.rglob("annotations.json"))
+    entries = json.loads(path.read_text(encoding="utf-8"))
+    again = tmp_path / "again.json"
+    again.write_text(json.dumps([*entries, entries[0]], indent=2), encoding="utf-8")
+    starts = [n for n, text in enumerate(again.read_text().splitlines(), start=1) if text == "  {"]
+
+    converted = alpaca.convert([again], common.Options())
+
+    (repeat,) = [row for row in converted.judgments if "repeat_of" in row]
+    assert (repeat["source"], repeat["repeat_of"]) == (f"{again}:{starts[-1]}", f"{again}:{starts[0]}")
+    assert len(converted.items) == len(entries)
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps([*entries, entries[0] | {"output_2": "re-generated"}], indent=2), encoding="utf-8")
+    with pytest.raises(UserError, match=rf"{other}:{starts[-1]}: field 'output_1': annotator .* on other outputs"):
+        alpaca.convert([other], common.Options())

@@ -11,13 +11,13 @@ from judgebias.audit.formats import FORMATS
 from judgebias.audit.formats.common import Options
 from judgebias.core.bounds import RESAMPLES
 from judgebias.process import startup
-from judgebias.process.command import CommandParser, bounded, run_command, say
+from judgebias.process.command import CommandParser, bounded, prog, run_command, say
 
 
 def parser() -> argparse.ArgumentParser:
     """The audit's command line."""
     top = CommandParser(
-        prog="python -m judgebias.audit",
+        prog=prog("audit"),
         description="Audit a judge run made with FastChat, Arena-Hard-Auto or AlpacaEval (see docs/audit.md).",
     )
     top.add_argument("tool", choices=sorted(FORMATS))

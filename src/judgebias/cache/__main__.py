@@ -21,7 +21,7 @@ from judgebias.cache.disk import ReplyCache
 from judgebias.config.schema import CacheMode
 from judgebias.core.errors import UserError
 from judgebias.process import startup
-from judgebias.process.command import CommandParser, exit_as_command, run_command, say
+from judgebias.process.command import CommandParser, exit_as_command, prog, run_command, say
 
 
 def default_cache_dir() -> str:
@@ -31,7 +31,7 @@ def default_cache_dir() -> str:
 
 def parser() -> argparse.ArgumentParser:
     """The command line of the cache tools."""
-    top = CommandParser(prog="python -m judgebias.cache", description="Export, import and count cached judge replies.")
+    top = CommandParser(prog=prog("cache"), description="Export, import and count cached judge replies.")
     commands = top.add_subparsers(dest="command", required=True)
 
     def store_options(command: argparse.ArgumentParser) -> None:

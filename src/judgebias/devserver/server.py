@@ -55,6 +55,7 @@ from judgebias.devserver.batch import (
 )
 from judgebias.devserver.prompt_cache import NOTHING, USAGE_SHAPES, Prices, PromptCache, report
 from judgebias.process import startup
+from judgebias.process.command import prog
 
 __all__ = [
     "POLICIES",
@@ -1157,7 +1158,7 @@ def start_server(options: ServerOptions | None = None) -> RunningServer:
 def _parser() -> argparse.ArgumentParser:
     defaults = ServerOptions()
     parser = argparse.ArgumentParser(
-        prog="python -m judgebias.devserver",
+        prog=prog("devserver"),
         description="A local OpenAI-compatible stand-in judge for tests, benchmarks and trying judgebias.",
     )
     add = parser.add_argument

@@ -15,6 +15,12 @@ from judgebias.core.terminal import escape_controls
 EXIT_INTERRUPTED = 130
 
 
+def prog(name: str) -> str:
+    """The name a command's usage line gives it: the form it was started with (`judgebias NAME`, the console
+    script's subcommand, or `python -m judgebias.NAME`)."""
+    return f"judgebias {name}" if sys.argv[:1] == [f"judgebias {name}"] else f"python -m judgebias.{name}"
+
+
 def say(text: str, *, error: bool = False, end: str = "\n") -> None:
     """Print a command's line (stderr with `error`), its control characters shown, never acted on: judge, rubric,
     data and folder names come from files anyone may have written (an audited summary, a shared sweep), and an

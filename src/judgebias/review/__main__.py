@@ -23,7 +23,7 @@ from judgebias.figures.corrected import SCORE
 from judgebias.io.dataset import JSONL, Reading
 from judgebias.io.run_dir import RunDir
 from judgebias.process import startup
-from judgebias.process.command import CommandParser, exit_as_command, run_command, say
+from judgebias.process.command import CommandParser, exit_as_command, prog, run_command, say
 from judgebias.review.labels import Samples, merge_labels
 from judgebias.review.page import write_labelling
 from judgebias.review.plan import Errors, check_width, errors_of, labels_needed, plan_text
@@ -55,7 +55,7 @@ def _fraction(text: str) -> float:
 
 def parser() -> argparse.ArgumentParser:
     """The command line of the review loop."""
-    p = CommandParser(prog="python -m judgebias.review", description=__doc__.split("\n\n")[0])
+    p = CommandParser(prog=prog("review"), description=__doc__.split("\n\n")[0])
     commands = p.add_subparsers(dest="command", required=True)
     sample = commands.add_parser("sample", help="draw items of a run for people to label; write the labelling page")
     sample.add_argument("run", type=Path, help="a run folder, or one job folder of a sweep")

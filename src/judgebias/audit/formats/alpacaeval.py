@@ -171,6 +171,7 @@ def convert_alpacaeval(annotations: Iterable[Record]) -> Converted:
     out = Converted("alpacaeval")
     items, seen = Items(), Seen()
     named: dict[str, tuple[set[str], set[str]]] = {}  # file -> the annotators and models its records name
+    shown_texts: dict[tuple[str, Any], set[str]] = {}  # (annotator, pair) -> the outputs it was judged on
     for source, line, value in annotations:
         record = record_object(source, line, value)
         instruction = text_field(record, "instruction", source, line)
@@ -188,7 +189,17 @@ def convert_alpacaeval(annotations: Iterable[Record]) -> Converted:
         switched = by_rule if by_record is None else by_record
         first, second = (1, 0) if switched else (0, 1)
         item_id = f"alpacaeval-{slug(generators[1])}-vs-{slug(generators[0])}-{digest(instruction)}"
-        first_seen = seen.earlier(annotator, item_id, source, line, (digest(instruction), unordered(*generators)))
+        pair = (digest(instruction), unordered(*generators))
+        first_seen = seen.earlier(annotator, item_id, source, line, pair)
+        if shown_texts.setdefault((annotator, pair), set(outputs)) != set(outputs):
+            raise fail(
+                source,
+                line,
+                "output_1",
+                f"annotator {annotator!r} judged this instruction for {generators[1]!r} against {generators[0]!r} "
+                f"before (at {first_seen}) on other outputs: keep one of the two entries, or give the re-generated "
+                "outputs their own generator name",
+            )
         item = {
             "id": item_id,
             "question": instruction,
