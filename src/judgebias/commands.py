@@ -1,4 +1,4 @@
-"""Every judgebias command in one table, and the `judgebias` console script that runs them.
+"""The `judgebias` console script: the commands of core/commands.py's table, each run by its name.
 
 `judgebias <command> ...` runs the same code as `python -m judgebias.<command> ...`; both forms keep working. A first
 argument that names no command belongs to the run, so `judgebias judge=gpt4o data=q1` is `judgebias run judge=gpt4o
@@ -10,38 +10,13 @@ from __future__ import annotations
 import os
 import re
 import sys
-from typing import NamedTuple
 
+from judgebias.core.commands import COMMANDS, commands_table
 from judgebias.core.errors import EXIT_USER_ERROR
 from judgebias.process import startup
 from judgebias.process.command import say
 
-
-class Command(NamedTuple):
-    """One command: the module `python -m` runs, and what it is for (the line `judgebias --help` prints)."""
-
-    module: str
-    summary: str
-
-
-COMMANDS: dict[str, Command] = {
-    "run": Command("judgebias.run", "judge a dataset in both orders: verdicts.jsonl, summary.json, report.html"),
-    "check": Command("judgebias.check", "gate CI on a run's or a sweep's figures, or against a baseline run"),
-    "compare": Command("judgebias.compare", "two runs on the same items, item by item: paired differences"),
-    "aggregate": Command("judgebias.aggregate", "the sweep table and report of one or several sweep folders"),
-    "runs": Command("judgebias.runs", "list run folders, and remove those a stopped run left with no result"),
-    "audit": Command("judgebias.audit", "audit a FastChat, Arena-Hard-Auto or AlpacaEval judge run you already have"),
-    "review": Command("judgebias.review", "people's labels: sample items to label, merge the labels, plan how many"),
-    "cache": Command("judgebias.cache", "export, import, count and verify cached judge replies"),
-    "devserver": Command("judgebias.devserver", "a local OpenAI-compatible judge server, for trying live runs offline"),
-}
 HELP = ("-h", "--help", "help")
-
-
-def commands_table(indent: str = "  ") -> str:
-    """The commands as `judgebias --help` lists them, one line each."""
-    width = max(map(len, COMMANDS))
-    return "\n".join(f"{indent}judgebias {name:<{width}}  {command.summary}" for name, command in COMMANDS.items())
 
 
 def main() -> None:

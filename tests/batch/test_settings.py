@@ -20,7 +20,7 @@ def judge(**changes: object) -> JudgeConfig:
 @pytest.mark.parametrize(
     ("changes", "cache_mode", "message"),
     [
-        ({"backend": BackendKind.scripted}, CacheMode.use, "needs an OpenAI-compatible judge"),
+        ({"backend": BackendKind.scripted}, CacheMode.use, "needs a backend that sends batches"),
         ({}, CacheMode.off, "needs cache.mode=use or refresh"),
         ({}, CacheMode.only, "needs cache.mode=use or refresh"),
         ({"batch_size": 0}, CacheMode.use, "judge.batch_size must be >= 1"),

@@ -423,3 +423,15 @@ def test_an_annotation_given_again_is_a_repeat_but_on_other_outputs_is_refused(t
     other.write_text(json.dumps([*entries, entries[0] | {"output_2": "re-generated"}], indent=2), encoding="utf-8")
     with pytest.raises(UserError, match=rf"{other}:{starts[-1]}: field 'output_1': annotator .* on other outputs"):
         alpaca.convert([other], common.Options())
+
+
+def test_a_list_of_records_in_audit_md_names_each_file_once_and_counts_the_rest():
+    """Seven records of two files: the first five shown, a file named once for its run of lines, the rest counted."""
+    from judgebias.audit.report import first_few
+
+    places = ["a/x.jsonl:1", "a/x.jsonl:2: its note", "b/y.jsonl:7", "a/x.jsonl:9", "a/x.jsonl:10", "c:3", "c:4"]
+
+    assert first_few(places) == (
+        "a/x.jsonl line 1, line 2: its note, b/y.jsonl line 7, a/x.jsonl line 9, line 10 and 2 more (audit.json)"
+    )
+    assert first_few(["an-item-id"]) == "an-item-id"

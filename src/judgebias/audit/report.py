@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from judgebias.figures import catalogue
@@ -30,6 +31,25 @@ def _figure(key: str, value: Any, bounds: Any) -> str:
 
 
 LISTED = 5  # records named in a list of audit.md (audit.json holds every one)
+_PLACE = re.compile(r"(?P<file>.+):(?P<line>\d+)(?P<rest>: .*)?", re.DOTALL)
+
+
+def first_few(places: Sequence[str], joiner: str = ", ") -> str:
+    """The first LISTED of a list of records ("file:line", perhaps with ": what"), each file named once ("f lines
+    1, 2 ..."), and how many more audit.json holds."""
+    parts: list[str] = []
+    last_file = None
+    for place in places[:LISTED]:
+        match = _PLACE.fullmatch(place)
+        if match is None:
+            parts.append(place)
+            last_file = None
+            continue
+        file, line, rest = match["file"], match["line"], match["rest"] or ""
+        parts.append(f"line {line}{rest}" if file == last_file else f"{file} line {line}{rest}")
+        last_file = file
+    more = len(places) - LISTED
+    return joiner.join(parts) + (f" and {more} more (audit.json)" if more > 0 else "")
 
 
 def figure_lines(figures: Mapping[str, Any], *, one_order: bool, indent: str = "") -> list[str]:
@@ -102,31 +122,29 @@ def format_audit(report: Mapping[str, Any]) -> str:
         shown = entry.get("answers_not_shown")
         if shown:
             files = ", ".join(f"{file} {n}" for file, n in shown["by_file"].items())
-            first = ", ".join(shown["sources"][:LISTED]) + (" ..." if len(shown["sources"]) > LISTED else "")
             lines.append(
                 f"- answers not shown: {shown['records']} of {shown['of']} records' prompts hold other answers than "
-                f"the files give (by file: {files}; first: {first})"
+                f"the files give (by file: {files}; first: {first_few(shown['sources'])})"
             )
             if shown.get("answers_of_other_questions"):
                 instead = shown["shown_instead"]
                 lines.append(
                     f"- of these, {len(instead)} showed the model's answer to another question of the files: "
-                    + "; ".join(instead[:LISTED])
-                    + (f" and {len(instead) - LISTED} more (audit.json)" if len(instead) > LISTED else "")
+                    + first_few(instead, "; ")
                 )
         contradicting = order.get("order_contradicting") or []
         if contradicting:
-            shown = ", ".join(contradicting[:LISTED]) + (
-                f" and {len(contradicting) - LISTED} more (audit.json)" if len(contradicting) > LISTED else ""
+            lines.append(
+                f"- records whose prompt contradicts the tool's order rule: {len(contradicting)}: "
+                + first_few(contradicting)
             )
-            lines.append(f"- records whose prompt contradicts the tool's order rule: {len(contradicting)}: {shown}")
         if entry.get("win_rate_is"):
             lines.append(f"- win_rate here is {entry['win_rate_is']}")
         repeats = entry.get("repeats")
         if repeats:
-            first = ", ".join(repeats["sources"][:LISTED]) + (" ..." if len(repeats["sources"]) > LISTED else "")
             lines.append(
-                f"- re-runs appended: {repeats['lines']} lines judge a pair judged before ({first}); the tool's "
+                f"- re-runs appended: {repeats['lines']} lines judge a pair judged before "
+                f"({first_few(repeats['sources'])}); the tool's "
                 f"own figures count every line, judgebias's figures count each pair once; "
                 f"{repeats['same_verdicts']} of {repeats['lines']} repeats gave the first's verdicts "
                 f"(repetition stability {pct(repeats['stability'])})"

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from judgebias.backends.base import Backend
+from judgebias.config.checks import CAPABILITIES, Capabilities, capabilities_of
 from judgebias.config.schema import BackendKind, JudgeConfig, RubricConfig
-from judgebias.core.errors import UserError
 from judgebias.core.item import Item
 from judgebias.core.record import Request
 
@@ -83,18 +83,21 @@ def _replay(config: JudgeConfig, rubric: RubricConfig, judgments: Path | None) -
     return ReplayJudge(config, judgments)
 
 
-BACKENDS: dict[BackendKind, Factory] = {
-    BackendKind.openai: _openai,
-    BackendKind.scripted: _scripted,
-    BackendKind.replay: _replay,
+BACKENDS: dict[str, Factory] = {
+    BackendKind.openai.value: _openai,
+    BackendKind.scripted.value: _scripted,
+    BackendKind.replay.value: _replay,
 }
+
+
+def register_backend(kind: str, factory: Factory, capabilities: Capabilities) -> None:
+    """A backend of one's own: its factory and what it can do (paid, counts tokens, sends batches), declared
+    together, so the run builds it by `judge.backend=kind` and the checks ask its capabilities."""
+    BACKENDS[kind] = factory
+    CAPABILITIES[kind] = capabilities
 
 
 def build_backend(config: JudgeConfig, rubric: RubricConfig, judgments: Path | None) -> Backend:
     """The backend named by `config.backend` (composition refuses other names; this guards direct callers)."""
-    try:
-        kind = BackendKind(config.backend)
-    except ValueError:
-        choices = ", ".join(kind.value for kind in BackendKind)
-        raise UserError(f"judge.backend={config.backend!r} is not a backend: use {choices}") from None
-    return BACKENDS[kind](config, rubric, judgments)
+    capabilities_of(config)  # a name no backend is declared under is one line
+    return BACKENDS[str(config.backend)](config, rubric, judgments)

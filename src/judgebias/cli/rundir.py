@@ -12,6 +12,8 @@ import os
 import threading
 from pathlib import Path
 
+from judgebias.core.commands import commands_table
+
 _made: dict[str, str] = {}
 _lock = threading.Lock()
 
@@ -36,11 +38,14 @@ def unique_dir(base: str) -> str:
 
 
 def register_resolver() -> None:
-    """Make `${unique_dir:...}` available to the configs (idempotent)."""
+    """Make `${unique_dir:...}` and `${judgebias_commands:}` (the run's help lists the other commands from their one
+    table) available to the configs (idempotent)."""
     from omegaconf import OmegaConf
 
     if not OmegaConf.has_resolver("unique_dir"):
         OmegaConf.register_new_resolver("unique_dir", unique_dir, use_cache=True)
+    if not OmegaConf.has_resolver("judgebias_commands"):
+        OmegaConf.register_new_resolver("judgebias_commands", lambda: commands_table(as_module=True, leave_out="run"))
 
 
 REUSE_FLAG = "--reuse-dir"

@@ -10,6 +10,8 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from judgebias.config.schema import (
@@ -149,18 +151,22 @@ def check_judge(judge: JudgeConfig) -> None:
             raise UserError(
                 f"judge {judge.name!r}: judge.{key}={getattr(judge, key)} must be 0 or more (USD per million tokens)"
             )
-    if judge.backend == BackendKind.openai:
-        _check_openai(judge)
-    elif judge.backend == BackendKind.scripted:
-        if judge.strategy not in set(Strategy):
-            raise UserError(
-                f"judge {judge.name!r}: judge.strategy={judge.strategy!r} is not a scripted strategy "
-                "(use always_a, longer, noisy or formatted)"
-            )
-        if not 0.0 <= judge.first_bias <= 1.0:
-            raise UserError(f"judge {judge.name!r}: judge.first_bias={judge.first_bias} must be within [0, 1]")
-        if not 0.0 <= judge.style_bias <= 1.0:
-            raise UserError(f"judge {judge.name!r}: judge.style_bias={judge.style_bias} must be within [0, 1]")
+    own = capabilities_of(judge).check
+    if own is not None:
+        own(judge)
+
+
+def _check_scripted(judge: JudgeConfig) -> None:
+    """A scripted judge's rule and its biases."""
+    if judge.strategy not in set(Strategy):
+        raise UserError(
+            f"judge {judge.name!r}: judge.strategy={judge.strategy!r} is not a scripted strategy "
+            "(use always_a, longer, noisy or formatted)"
+        )
+    if not 0.0 <= judge.first_bias <= 1.0:
+        raise UserError(f"judge {judge.name!r}: judge.first_bias={judge.first_bias} must be within [0, 1]")
+    if not 0.0 <= judge.style_bias <= 1.0:
+        raise UserError(f"judge {judge.name!r}: judge.style_bias={judge.style_bias} must be within [0, 1]")
 
 
 MAX_SAMPLES = 100  # judge.samples above this is refused: 2 x samples calls per item, and no figure needs more
@@ -169,7 +175,7 @@ MAX_SAMPLES = 100  # judge.samples above this is refused: 2 x samples calls per 
 def check_cap(judge: JudgeConfig, max_cost_usd: float | None, max_tokens_total: int | None) -> None:
     """A spending cap must be able to bind: every call of a live judge needs a bound (judge.max_tokens) and, for a
     cost cap, a price; without them a cap would let everything through with no word."""
-    if judge.backend != BackendKind.openai:
+    if not capabilities_of(judge).paid:
         return
     cap = f"max_cost_usd={max_cost_usd:g}" if max_cost_usd is not None else f"max_tokens_total={max_tokens_total}"
     if judge.max_tokens is None:
@@ -203,7 +209,7 @@ def check_reply_room(judge: JudgeConfig, rubric: RubricConfig) -> None:
     """A live judge's reply budget must fit the rubric's answer format: a cut reply carries no verdict, so every
     call would be paid for and come back unreadable."""
     need = rubric.min_reply_tokens
-    if judge.backend != BackendKind.openai or judge.api != JudgeApi.chat or need is None:
+    if not capabilities_of(judge).counts_tokens or judge.api != JudgeApi.chat or need is None:
         return
     if judge.max_tokens is not None and judge.max_tokens < need:
         raise UserError(
@@ -219,8 +225,9 @@ def check_batch(judge: JudgeConfig, cache_mode: CacheMode) -> None:
     if judge.mode == JudgeMode.live:
         return
     where = f"judge {judge.name!r}: judge.mode={judge.mode}"
-    if judge.backend != BackendKind.openai:
-        raise UserError(f"{where} needs an OpenAI-compatible judge (backend=openai), not backend={judge.backend}")
+    if not capabilities_of(judge).batches:
+        batching = ", ".join(kind for kind, can in CAPABILITIES.items() if can.batches)
+        raise UserError(f"{where} needs a backend that sends batches ({batching}), not backend={judge.backend}")
     if not (cache_mode.writes and cache_mode.sends):
         raise UserError(f"{where} fills the cache, so it needs cache.mode=use or refresh (not {cache_mode})")
     if judge.batch_size < 1 or judge.batch_poll_seconds <= 0:
@@ -300,3 +307,30 @@ def _check_reasoning(judge: JudgeConfig) -> None:
             "judge.temperature=null judge.top_p=null judge.logprobs=false judge.max_tokens_param=max_completion_tokens "
             "(as the gpt5, gpt5_mini and o4_mini presets do)"
         )
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a kind of backend can do, which the checks ask instead of its name: a provider of one's own, declared
+    with its capabilities, gets the spending-cap, reply-room and batch checks it needs, and runs its own checks."""
+
+    paid: bool = False  # its calls cost money: a spending cap must be able to bind on every one
+    counts_tokens: bool = False  # judge.max_tokens is its reply's token budget: the rubric's reply must fit in it
+    batches: bool = False  # it has a batch transport: judge.mode=batch, export and import can go through it
+    check: Callable[[JudgeConfig], None] | None = None  # its own settings' checks (names, ranges)
+
+
+# Every backend kind, with what it can do (backends.register_backend adds one, and its factory, together).
+CAPABILITIES: dict[str, Capabilities] = {
+    BackendKind.openai.value: Capabilities(paid=True, counts_tokens=True, batches=True, check=_check_openai),
+    BackendKind.scripted.value: Capabilities(check=_check_scripted),
+    BackendKind.replay.value: Capabilities(),
+}
+
+
+def capabilities_of(judge: JudgeConfig) -> Capabilities:
+    """The capabilities of the judge's backend; a name no backend is declared under is one line."""
+    found = CAPABILITIES.get(str(judge.backend))
+    if found is None:
+        raise UserError(f"judge.backend={judge.backend!r} is not a backend: use {', '.join(CAPABILITIES)}")
+    return found
