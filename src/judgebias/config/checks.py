@@ -318,14 +318,49 @@ class Capabilities:
     counts_tokens: bool = False  # judge.max_tokens is its reply's token budget: the rubric's reply must fit in it
     batches: bool = False  # it has a batch transport: judge.mode=batch, export and import can go through it
     check: Callable[[JudgeConfig], None] | None = None  # its own settings' checks (names, ranges)
+    settings: frozenset[str] = frozenset()  # the judge.* keys it reads besides SHARED_SETTINGS: its own group
 
 
-# Every backend kind, with what it can do (backends.register_backend adds one, and its factory, together).
+# The judge.* keys every backend's judge is read by (the run asks each order `samples` times, whoever answers).
+SHARED_SETTINGS = frozenset({"backend", "name", "samples", "family"})
+# An endpoint's group: how it is reached, asked, retried, paced, priced, and batched.
+ENDPOINT_SETTINGS = frozenset(
+    {"model", "base_url", "port", "api", "system_role", "api_key_env", "temperature", "max_tokens", "max_tokens_param"}
+    | {"seed", "top_p", "logprobs", "reasoning_effort", "extra_body", "extra_headers", "timeout", "max_retries"}
+    | {"retry_backoff", "retry_backoff_max", "max_wait", "orders_together", "cache_marker", "requests_per_minute"}
+    | {"tokens_per_minute", "price_input_per_mtok", "price_output_per_mtok", "price_cached_input_per_mtok"}
+    | {"priced_for", "expect_models", "mode", "batch_size", "batch_poll_seconds", "batch_wait", "batch_discount"}
+    | {"batch_file", "batch_model"}
+)
+SCRIPTED_SETTINGS = frozenset({"strategy", "first_bias", "style_bias"})
+REPLAY_SETTINGS = frozenset({"run"})
+
+# Every backend kind, with what it can do and its own settings (backends.register_backend adds one, with its
+# factory).
 CAPABILITIES: dict[str, Capabilities] = {
-    BackendKind.openai.value: Capabilities(paid=True, counts_tokens=True, batches=True, check=_check_openai),
-    BackendKind.scripted.value: Capabilities(check=_check_scripted),
-    BackendKind.replay.value: Capabilities(),
+    BackendKind.openai.value: Capabilities(
+        paid=True, counts_tokens=True, batches=True, check=_check_openai, settings=ENDPOINT_SETTINGS
+    ),
+    BackendKind.scripted.value: Capabilities(check=_check_scripted, settings=SCRIPTED_SETTINGS),
+    BackendKind.replay.value: Capabilities(settings=REPLAY_SETTINGS),
 }
+
+
+def unread_settings(judge: JudgeConfig) -> list[str]:
+    """Settings given a value (other than the default) that the judge's backend does not read: said at the start
+    (a sweep's override may be meant for its other judges), never silently dropped."""
+    own = SHARED_SETTINGS | capabilities_of(judge).settings
+    defaults = JudgeConfig(backend=judge.backend, name=judge.name)
+    unread = [
+        f"judge.{f.name}={getattr(judge, f.name)}"
+        for f in dataclasses.fields(judge)
+        if f.name not in own and getattr(judge, f.name) != getattr(defaults, f.name)
+    ]
+    if not unread:
+        return []
+    return [
+        f"judge {judge.name!r} (backend={judge.backend}) does not read {', '.join(unread)}: it changes nothing here"
+    ]
 
 
 def capabilities_of(judge: JudgeConfig) -> Capabilities:

@@ -28,7 +28,7 @@ from judgebias.cache import ReplyStore, open_cache, sample_key
 from judgebias.cache.age import StoredTimes, stamped
 from judgebias.cache.bundle import KeyLog
 from judgebias.cache.disk import RESERVE_BYTES, free_space, megabytes
-from judgebias.config.checks import check_settings, price_notes
+from judgebias.config.checks import check_settings, price_notes, unread_settings
 from judgebias.config.schema import BackendKind, CacheMode, Config, LabelStyle, judges_of
 from judgebias.core.errors import (
     CacheFull,
@@ -226,7 +226,9 @@ def _judges_and_items(config: Config) -> tuple[RunItems, list[Judging], list[str
         Judging(name, judge, build_backend(judge, config.rubric, judgments))
         for name, judge in judges_of(config).items()
     ]
-    notes: list[str] = [note for judge in judges_of(config).values() for note in price_notes(judge)]
+    notes: list[str] = [
+        note for judge in judges_of(config).values() for note in [*price_notes(judge), *unread_settings(judge)]
+    ]
     rubric = config.rubric
     if any(judging.backend.paid for judging in judgings):
         share = layout_share(rubric.system, rubric.user, rubric.labels, rubric.tie_label)
