@@ -118,14 +118,14 @@ class Seen:
     swapped is the same item judged twice (`pair`: the key that says so)."""
 
     def __init__(self) -> None:
-        self.first: dict[tuple[str, Any], tuple[str, str]] = {}
+        self.first: dict[tuple[str, Any], str] = {}
 
     def earlier(self, judge: str, item_id: str, source: str, line: int, pair: Any = None) -> str | None:
         """Where this judge judged this item first (None: this is the first time, now recorded)."""
         key = (judge, item_id if pair is None else pair)
         if key in self.first:
-            return self.first[key][0]
-        self.first[key] = (where(source, line), item_id)
+            return self.first[key]
+        self.first[key] = where(source, line)
         return None
 
 
