@@ -413,7 +413,7 @@ def _has_interval(name: str) -> bool:
 
 
 def _read_as(summary: Summary, name: str, on: str) -> str:
-    """How a threshold's reading is named: "win_rate", "win_rate of bot-v2", "lower bound of win_rate of bot-v2"."""
+    """How a threshold's reading is named: the figure's name, "NAME of bot-v2", "lower bound of NAME of bot-v2"."""
     said = summary.get("headline") or {}
     text = name
     if name in SIDED and said.get("name") and said.get("side") == "b":

@@ -292,6 +292,8 @@ FIGURES: tuple[Figure, ...] = (
 )
 
 BY_NAME: dict[str, Figure] = {figure.name: figure for figure in FIGURES}
+WIN_RATE = BY_NAME["win_rate"]  # the headline figure, which displays name through this entry
+CORRECTED_WIN_RATE = BY_NAME["corrected_win_rate"]  # the people's number beside it
 
 
 def figure(name: str) -> Figure:

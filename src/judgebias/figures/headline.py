@@ -11,11 +11,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from judgebias.core.summary import Headline
+from judgebias.figures.catalogue import CORRECTED_WIN_RATE, WIN_RATE
 from judgebias.figures.formatting import ci_text, pct
 from judgebias.figures.rows import Rows
 
 # The figures a headline reports from its side: figure -> (the headline's key for its value, for its interval).
-SIDED = {"win_rate": ("win_rate", "ci"), "corrected_win_rate": ("corrected_win_rate", "corrected_ci")}
+SIDED = {WIN_RATE.name: (WIN_RATE.name, "ci"), CORRECTED_WIN_RATE.name: (CORRECTED_WIN_RATE.name, "corrected_ci")}
 
 
 def names_of(rows: Rows, given_a: str | None, given_b: str | None) -> tuple[str, str]:
@@ -39,9 +40,9 @@ def headline(figures: Mapping[str, Any], names: tuple[str, str], side: str) -> H
     """The side's win rate and interval with both names, and the sentence that says it; the people's number beside
     it when labels corrected the figure."""
     name, other = names if side == "a" else names[::-1]
-    rate = _as_side(figures.get("win_rate"), side)
-    interval = _interval_as_side((figures.get("ci") or {}).get("win_rate"), side)
-    said: Headline = {"side": side, "name": name, "other": other, "win_rate": rate, "ci": interval}
+    rate = _as_side(figures.get(WIN_RATE.name), side)
+    interval = _interval_as_side((figures.get("ci") or {}).get(WIN_RATE.name), side)
+    said = Headline(side=side, name=name, other=other, win_rate=rate, ci=interval)
     text = f"{name} vs {other}: {name} wins {pct(rate)}{ci_text(interval)}"
     corrected = _as_side(figures.get("corrected_win_rate"), side)
     if corrected is not None:

@@ -18,7 +18,7 @@ from judgebias.core.style import FEATURES
 from judgebias.core.summary import Summary
 from judgebias.core.verdict import item_winner
 from judgebias.figures import formatting
-from judgebias.figures.catalogue import Figure, shown_in
+from judgebias.figures.catalogue import WIN_RATE, Figure, shown_in
 from judgebias.figures.formatting import counted, p_text, pct
 from judgebias.figures.headline import models_text
 from judgebias.figures.metrics import ONE_ORDER_NOTE
@@ -223,7 +223,7 @@ def position_panel(s: Figures) -> Panel:
 def win_rate_panel(s: Figures) -> Panel:
     """The win rate of a, read several ways, with intervals."""
     points = [
-        point(s, "win_rate", "win rate, ties count ½"),
+        point(s, WIN_RATE.name, "win rate, ties count ½"),
         point(s, "decisive_win_rate", "decisive verdicts only"),
         point(s, "win_rate_consistent", "consistent items only"),
         point(s, "win_rate_pooled", "pooled over single calls"),
@@ -234,7 +234,7 @@ def win_rate_panel(s: Figures) -> Panel:
         points.append(point(s, "style_controlled_win_rate", "style-controlled"))
     if s.get("soft_win_rate") is not None:
         points.append(point(s, "soft_win_rate", "soft (probabilities)"))
-    points += [point(figures, "win_rate", f"judge: {name}") for name, figures in (s.get("judges") or {}).items()]
+    points += [point(figures, WIN_RATE.name, f"judge: {name}") for name, figures in (s.get("judges") or {}).items()]
     caption = (
         "Share of the comparisons won by answer a (ties count half), with 95% intervals. The dashed line is 50%: "
         "an interval that covers it means no detectable preference."
@@ -251,7 +251,7 @@ def people_panel(s: Figures) -> Panel | None:
         return None
     points = []
     # Row labels short enough to stand whole beside their interval on a 390 px phone.
-    for name, prefix in (("win_rate", ""), ("decisive_win_rate", "decisive: ")):
+    for name, prefix in ((WIN_RATE.name, ""), ("decisive_win_rate", "decisive: ")):
         record = figures.get(name)
         if not record:
             continue
@@ -263,7 +263,7 @@ def people_panel(s: Figures) -> Panel | None:
             svg.Point(f"{prefix}corrected", record.get("estimate"), *(record.get("ci") or (None, None))),
         ]
     n, big_n = corrected.get("labelled"), corrected.get("unlabelled")
-    worth = (figures.get("win_rate") or {}).get("effective_labels")
+    worth = (figures.get(WIN_RATE.name) or {}).get("effective_labels")
     caption = (
         "Judge only: what the judge says, its interval covering only which items were drawn, not the judge's error. "
         "Labels only: what the labelled items alone say, honest but wide. Corrected: the judge's verdicts on every "

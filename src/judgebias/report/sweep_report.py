@@ -191,7 +191,9 @@ def render_sweep_report(
         n_finished_flagged=len([j for j in finished if j in flagged]),
         n_failed=len(failed),
         flagged=[(job.name, job.summary.get("status", "ok"), status_reason(job.summary)) for job in flagged],
-        win_rate=svg.interval_plot([point(j.summary, "win_rate", label[j.name]) for j in ok], title="win rate per job")
+        win_rate=svg.interval_plot(
+            [point(j.summary, catalogue.WIN_RATE.name, label[j.name]) for j in ok], title="win rate per job"
+        )
         if ok
         else None,
         position=svg.stacked_bars(position, POSITION_SEGMENTS, title="position-bias breakdown per job")

@@ -19,6 +19,7 @@ from typing import Any
 from judgebias.core.errors import UserError
 from judgebias.core.sampling import Judged, Strategy
 from judgebias.core.verdict import WIN_SCORE
+from judgebias.figures.catalogue import WIN_RATE
 from judgebias.figures.corrected import SCORE
 from judgebias.io.dataset import JSONL, Reading
 from judgebias.io.run_dir import RunDir
@@ -153,7 +154,7 @@ def _errors(run: JudgedRun) -> tuple[list[Judged], Errors, dict[str, Any]]:
         else {}
     )
     corrected = summary.get("corrected") or {}
-    figure = (corrected.get("figures") or {}).get("win_rate") or {}
+    figure = (corrected.get("figures") or {}).get(WIN_RATE.name) or {}
     source = (corrected.get("design") or {}).get("source")
     drawn = (
         set(json.loads(Path(source).read_text(encoding="utf-8")).get("ids") or [])

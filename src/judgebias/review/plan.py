@@ -19,6 +19,7 @@ from typing import Any
 
 from judgebias.core.errors import UserError
 from judgebias.core.sampling import Judged, uncertain_probabilities
+from judgebias.figures.catalogue import WIN_RATE
 from judgebias.figures.ppi import z_value
 
 WORST_CASE = 0.25  # the largest variance of a score between 0 and 1
@@ -90,7 +91,7 @@ def plan_text(run: str, judged: Sequence[Judged], errors: Errors, width: float, 
     """What `review plan` prints: the labels so far, and what each kind of sample needs for `width`."""
     m = len(judged)
     lines = []
-    figure = (corrected.get("figures") or {}).get("win_rate")
+    figure = (corrected.get("figures") or {}).get(WIN_RATE.name)
     if figure:
         low, high = figure["ci"]
         lines.append(
