@@ -6,8 +6,10 @@ turned back to output_1/output_2 (`preference` 1: output_1, 2: output_2, 1.5 or 
 between for log-probability annotators). Two sources say which output was shown first:
 
 - the record itself: an `*_fn` annotator's `raw_completion` ranks the outputs as "m" (shown first) and "M"
-  (shown second), AlpacaEval 1's ranking annotator (alpaca_eval_gpt4) as "model_1" and "model_2"; a log-probability annotator's first-token top log-probabilities of "m" and "M" give the soft
-  preference it stored, 2 - P(m) unswitched or 1 + P(m) switched (`logprob_parser`, `is_binarize: false`);
+  (shown second), AlpacaEval 1's ranking annotator (alpaca_eval_gpt4) as "model_1" and "model_2"; a
+  chain-of-thought annotator's `referenced_models` maps m to the output shown first; a log-probability
+  annotator's first-token top log-probabilities of "m" and "M" give the soft preference it stored, 2 - P(m)
+  unswitched or 1 + P(m) switched (`logprob_parser`, `is_binarize: false`);
 - the tool's seeded rule: `RandomSwitchTwoColumnsProcessor` switches output_1 and output_2 when
   `random.Random("is_switched_outputs" + instruction + "0").choices([False, True])` is True, with seed 0, the
   seed every BaseAnnotator passes to its annotators (annotators/base.py, `seed: int = 0`).
