@@ -11,7 +11,7 @@ import os
 import re
 import sys
 
-from judgebias.core.commands import COMMANDS, commands_table
+from judgebias.core.commands import COMMANDS, commands_table, typed
 from judgebias.core.errors import EXIT_USER_ERROR
 from judgebias.process import startup
 from judgebias.process.command import say
@@ -48,7 +48,7 @@ def main() -> None:
         return
     import runpy
 
-    sys.argv = [f"judgebias {name}", *rest]
+    sys.argv = [typed(name), *rest]
     runpy.run_module(COMMANDS[name].module, run_name="__main__", alter_sys=False)
 
 

@@ -45,7 +45,7 @@ def register_resolver() -> None:
     if not OmegaConf.has_resolver("unique_dir"):
         OmegaConf.register_new_resolver("unique_dir", unique_dir, use_cache=True)
     if not OmegaConf.has_resolver("judgebias_commands"):
-        OmegaConf.register_new_resolver("judgebias_commands", lambda: commands_table(as_module=True, leave_out="run"))
+        OmegaConf.register_new_resolver("judgebias_commands", lambda: commands_table(module_form=True, leave_out="run"))
 
 
 REUSE_FLAG = "--reuse-dir"

@@ -29,13 +29,19 @@ COMMANDS: dict[str, Command] = {
 }
 
 
-def commands_table(*, as_module: bool = False, leave_out: str | None = None, indent: str = "  ") -> str:
+def typed(name: str) -> str:
+    """A command as the console script takes it (and as its usage line then names it): `judgebias NAME`."""
+    return f"judgebias {name}"
+
+
+def as_module(name: str) -> str:
+    """A command as Python runs it: `python -m judgebias.NAME`."""
+    return f"python -m {COMMANDS[name].module}"
+
+
+def commands_table(*, module_form: bool = False, leave_out: str | None = None, indent: str = "  ") -> str:
     """The commands one line each, as `judgebias NAME` (or as `python -m judgebias.NAME`, for the run's help, which
     leaves itself out)."""
-    named = {
-        (f"python -m {command.module}" if as_module else f"judgebias {name}"): command
-        for name, command in COMMANDS.items()
-        if name != leave_out
-    }
+    named = {(as_module if module_form else typed)(name): c for name, c in COMMANDS.items() if name != leave_out}
     width = max(map(len, named))
     return "\n".join(f"{indent}{name:<{width}}  {command.summary}" for name, command in named.items())

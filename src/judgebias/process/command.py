@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import NoReturn
 
 from judgebias.core.bounds import Bound
+from judgebias.core.commands import as_module, typed
 from judgebias.core.errors import EXIT_USER_ERROR, UserError
 from judgebias.core.terminal import escape_controls
 
@@ -18,7 +19,7 @@ EXIT_INTERRUPTED = 130
 def prog(name: str) -> str:
     """The name a command's usage line gives it: the form it was started with (`judgebias NAME`, the console
     script's subcommand, or `python -m judgebias.NAME`)."""
-    return f"judgebias {name}" if sys.argv[:1] == [f"judgebias {name}"] else f"python -m judgebias.{name}"
+    return typed(name) if sys.argv[:1] == [typed(name)] else as_module(name)
 
 
 def say(text: str, *, error: bool = False, end: str = "\n") -> None:
