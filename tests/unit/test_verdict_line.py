@@ -8,9 +8,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from judgebias.core.item import Item
 from judgebias.core.judged import ensemble_results, item_result
 from judgebias.core.record import CallResult
+from judgebias.core.verdict_lines import MEMBER_ORDER, WrittenLine
 from judgebias.engine.outputs import VerdictWriter, verdict_line
 from judgebias.io.run_dir import RunDir
 
@@ -132,7 +135,9 @@ def test_an_ensemble_line_holds_the_majority_and_every_judges_calls(tmp_path: Pa
     writer.write(PLAIN, rows, merged)
     writer.commit()
 
-    (line,) = [json.loads(text) for text in (tmp_path / "verdicts.jsonl").open()]
+    (text,) = (tmp_path / "verdicts.jsonl").read_bytes().splitlines()
+    msgspec.json.decode(text, type=WrittenLine)  # every member declared, every judge's entry too
+    line = json.loads(text)
     assert ("1", ["x", "y", "z"], "tie", "raw1") == (
         line["verdict"],
         list(line["judges"]),
@@ -152,10 +157,11 @@ def _written(tmp_path: Path, item: Item, row: Any, calls: list[CallResult], clus
     return line
 
 
-def test_a_line_written_in_pieces_is_the_text_json_dumps_writes_of_it(tmp_path: Path) -> None:
-    """Lines written from pieces (the calls' fields and styles written once each) are exactly json.dumps of their
-    own content (stdlib's separators, escapes and number forms), whatever the line holds: text to escape and
-    beyond ASCII, votes, token counts, soft preferences, failed calls, several samples, clusters of each kind."""
+def test_a_line_is_the_text_json_dumps_writes_of_it_and_holds_only_declared_members(tmp_path: Path) -> None:
+    """Lines encoded by msgspec are exactly json.dumps of their own content (stdlib's separators, escapes and number
+    forms: the file is byte for byte what earlier releases wrote), whatever the line holds: text to escape and
+    beyond ASCII, votes, token counts, soft preferences, failed calls, several samples, clusters of each kind. And
+    every line holds only the members its declaration names, of their declared types, in their declared order."""
     odd = Item(
         id='q"1\\\n',
         question="q",
@@ -187,3 +193,5 @@ def test_a_line_written_in_pieces_is_the_text_json_dumps_writes_of_it(tmp_path: 
             expected = {**verdict_line(item, row, calls=calls), **({} if cluster is None else {"cluster": cluster})}
             assert list(content.items()) == list(expected.items())  # the same members, in the same order
             assert content["id"] == item.id
+            msgspec.json.decode(line, type=WrittenLine)  # raises on a member undeclared, or of another type
+            assert list(content) == sorted(content, key=MEMBER_ORDER.__getitem__)

@@ -30,3 +30,28 @@ def slot_filler(cls: type[T]) -> Callable[..., T]:
     fill: Callable[..., T] = namespace["fill"]
     fill.__qualname__ = fill.__name__ = f"fill_{cls.__name__}"
     return fill
+
+
+def replacer(cls: type[T], changed: str) -> Callable[[T, Any], T]:
+    """A function (obj, value) that returns a copy of `obj` (of `cls`, as slot_filler takes it) with the field
+    `changed` set to `value` and every other field as it is: dataclasses.replace for one field, at the cost of a
+    hand-written copy, and derived from the class, so a field added to it is copied without another edit."""
+    if not (dataclasses.is_dataclass(cls) and "__slots__" in cls.__dict__) or hasattr(cls, "__post_init__"):
+        raise TypeError(f"{cls.__name__} is not a slotted dataclass without __post_init__")
+    names = [field.name for field in dataclasses.fields(cls)]
+    if changed not in names:
+        raise TypeError(f"{cls.__name__} has no field {changed!r}")
+    source = (
+        "def replace(obj, value):\n    made = new(cls)\n"
+        + "".join(
+            f"    set_{name}(made, value)\n" if name == changed else f"    set_{name}(made, obj.{name})\n"
+            for name in names
+        )
+        + "    return made\n"
+    )
+    namespace: dict[str, Any] = {"new": object.__new__, "cls": cls}
+    namespace.update({f"set_{name}": cls.__dict__[name].__set__ for name in names})
+    exec(source, namespace)  # as slot_filler
+    replace: Callable[[T, Any], T] = namespace["replace"]
+    replace.__qualname__ = replace.__name__ = f"replace_{changed}_of_{cls.__name__}"
+    return replace

@@ -1,5 +1,5 @@
 """Calls and results: one judge call (Request, Reply), what one judge decided about one item (CallResult,
-ItemResult), and the verdict line other tools read (VerdictLine; summary.json is core.summary).
+ItemResult), whose verdict line other tools read (core.verdict_lines; summary.json is core.summary).
 
 Pure data. Backends answer Requests, the runner builds results, metrics read them; nothing here does I/O.
 """
@@ -7,13 +7,14 @@ Pure data. Backends answer Requests, the runner builds results, metrics read the
 from __future__ import annotations
 
 import math
+import operator
 import re
 import types
 import typing
 from dataclasses import dataclass, field, fields
-from typing import Any, Literal, NamedTuple, TypedDict
+from typing import Any, Literal, NamedTuple
 
-from judgebias.core.frozen import slot_filler
+from judgebias.core.frozen import replacer, slot_filler
 from judgebias.core.item import Item
 from judgebias.core.prompt import Shown
 from judgebias.core.style import Style
@@ -252,66 +253,21 @@ class CallResult:
         """This call without its reply text (written out already): what the metrics keep in memory.
 
         Equal slim calls are one object (they are frozen): an offline or cached run's calls differ in a few values
-        only, and a million items kept two call objects each. Built field by field: `dataclasses.replace`
-        introspects the class on every call, twice the cost (a field added to the class must be added here and to
-        `_slim_key` too: tests/unit/test_record.py fails until it is).
+        only, and a million items kept two call objects each. Copied by a function made from the class's fields
+        (core.frozen.replacer): `dataclasses.replace` introspects the class on every call, twice the cost.
         """
-        key = self._slim_key()
+        key = None if self.probs is not None or self.origin is not None else _slim_key(self)  # dicts: no key
         if key is not None and (shared := _SLIM_CALLS.get(key)) is not None:
             return shared
-        slim = CallResult(
-            label=self.label,
-            raw=None,
-            cached=self.cached,
-            prompt_tokens=self.prompt_tokens,
-            completion_tokens=self.completion_tokens,
-            model=self.model,
-            error=self.error,
-            failure=self.failure,
-            probs=self.probs,
-            tag_first=self.tag_first,
-            tag_second=self.tag_second,
-            offline=self.offline,
-            batched=self.batched,
-            outcome=self.outcome,
-            reason=self.reason,
-            answered_by=self.answered_by,
-            origin=self.origin,
-            fallbacks=self.fallbacks,
-            gateway_retries=self.gateway_retries,
-            reasoning_tokens=self.reasoning_tokens,
-            sample=self.sample,
-            prompt_tokens_cached=self.prompt_tokens_cached,
-        )
+        slim = _without_raw(self, None)
         if key is not None and len(_SLIM_CALLS) < _SLIM_CALLS_KEPT:
             _SLIM_CALLS[key] = slim
         return slim
 
-    def _slim_key(self) -> tuple[Any, ...] | None:
-        """Every field of the slim call, for sharing it; None when it holds a dict (probabilities, an origin)."""
-        if self.probs is not None or self.origin is not None:
-            return None
-        return (
-            self.label,
-            self.cached,
-            self.prompt_tokens,
-            self.completion_tokens,
-            self.model,
-            self.error,
-            self.failure,
-            self.tag_first,
-            self.tag_second,
-            self.offline,
-            self.batched,
-            self.outcome,
-            self.reason,
-            self.answered_by,
-            self.fallbacks,
-            self.gateway_retries,
-            self.reasoning_tokens,
-            self.sample,
-            self.prompt_tokens_cached,
-        )
+
+_without_raw = replacer(CallResult, "raw")
+# Every field of a slim call (the reply text aside), which tells two slim calls apart.
+_slim_key = operator.attrgetter(*(spec.name for spec in fields(CallResult) if spec.name != "raw"))
 
 
 # The slim calls shared so far (see CallResult.without_reply); bounded, since a live run's token counts vary.
@@ -346,33 +302,13 @@ class ItemResult:
 
     def without_replies(self) -> ItemResult:
         """The row with its calls' reply texts dropped (written out already): what the metrics keep in memory."""
-        return ItemResult(
-            id=self.id,
-            verdict=self.verdict,
-            call1=self.call1,
-            call2=self.call2,
-            consistent=self.consistent,
-            human=self.human,
-            human_votes=self.human_votes,
-            human_voters=self.human_voters,
-            model_a=self.model_a,
-            model_b=self.model_b,
-            chars_a=self.chars_a,
-            chars_b=self.chars_b,
-            words_a=self.words_a,
-            words_b=self.words_b,
-            tokens_a=self.tokens_a,
-            tokens_b=self.tokens_b,
-            soft=self.soft,
-            style_a=self.style_a,
-            style_b=self.style_b,
-            calls=slim_calls(self.calls),
-        )
+        return _with_calls(self, slim_calls(self.calls))
 
 
 # ItemResult(...) without the frozen class's per-field object.__setattr__ calls (every field by keyword): a row is made
 # for every item and judge (core.frozen).
 new_item_result = slot_filler(ItemResult)
+_with_calls = replacer(ItemResult, "calls")
 
 
 # The tuples of slim calls shared so far, by the identities of the calls they hold (which they keep alive, so an
@@ -408,65 +344,3 @@ def _slim_tuple(calls: tuple[CallResult, ...]) -> tuple[CallResult, ...]:
     if len(_SLIM_TUPLES) < _SLIM_CALLS_KEPT:
         _SLIM_TUPLES[key] = slim
     return slim
-
-
-# JSON contracts. Keys and their meaning are fixed (other tools read them): add keys, never rename them.
-# total=False: a key is absent when its figure does not apply (no human labels, one order, no ensemble, ...).
-
-
-class CallFields(TypedDict, total=False):
-    """One judge's calls on one item, as a verdicts.jsonl line (or an ensemble line's `judges` entry) holds them."""
-
-    call1: Positional  # the reply with a shown first
-    call2: Positional | None  # with b shown first, NOT translated; null when that order does not exist
-    consistent: bool | None
-    pick1: str | None  # call1 read in the item's frame: "a" | "b" | "tie" | "invalid" | "error"
-    pick2: str | None  # call2 read in the item's frame (translated back): "a" | "b" | ...; null when absent
-    raw1: str | None
-    raw2: str | None
-    cached1: bool | None
-    cached2: bool | None
-    error1: str
-    error2: str
-    failure1: str  # the kind of that failure: rate_limit | transient | timeout | unreachable | permanent | failed | ...
-    failure2: str
-    probs1: dict[str, float]
-    probs2: dict[str, float]
-    labels1: list[str | None]  # the random tags shown (rubric.labels=tags)
-    labels2: list[str | None]
-    outcome1: str  # a reply without a verdict: refusal | content_filter | tool_calls | truncated | error_body | ...
-    outcome2: str
-    reason1: str  # why that reply carries no verdict
-    reason2: str
-    model1: str  # the model the reply names
-    model2: str
-    answered_by1: str  # the deployment (or model) that answered
-    answered_by2: str
-    origin1: dict[str, Any]  # what the server reported of the reply's origin: deployment, provider, fingerprint, ...
-    origin2: dict[str, Any]
-    verdict: Outcome  # in an ensemble line's `judges` entries: that judge's own verdict
-
-
-class VerdictLine(CallFields, total=False):
-    """One line of verdicts.jsonl: one item's verdict and the calls behind it."""
-
-    id: str  # (`verdict`, "1" | "2" | "tie" | "error", and the call fields come from CallFields)
-    winner: str  # the verdict read in the item's frame: "a" | "b" | "tie" | "error"
-    human: str
-    human_votes: list[str]
-    human_voters: list[str]
-    model_a: str | None
-    model_b: str | None
-    chars_a: int
-    chars_b: int
-    words_a: int
-    words_b: int
-    tokens_a: int  # lengths in tokens of data.normalize.tokenizer (absent when it is words)
-    tokens_b: int
-    style_a: dict[str, int]  # markdown feature counts of a as written (style.FEATURES)
-    style_b: dict[str, int]
-    soft: float
-    samples: list[dict[str, Any]]  # judge.samples > 1: every ask (order, sample, call, pick, raw, cached)
-    majority: str  # judge.samples > 1: the verdict of each order's majority of samples ("1" | "2" | "tie" | "error")
-    judges: dict[str, CallFields]  # ensemble runs: every judge's calls and verdict
-    cluster: Any  # the item's value of bootstrap.cluster's field, when the run's intervals resampled clusters

@@ -1,26 +1,36 @@
-"""verdicts.jsonl read back: what a line holds of its item's row, declared once as a typed record, decoded and
-checked in one step (msgspec), for figures computed after the run (a paired comparison of two runs).
+"""verdicts.jsonl's line, declared once: each member's name, its type and bounds, whether every line has it, and
+whether it is read back into the item's row. The reader's record (`LineRecord`: the row-making members, decoded and
+checked in one step), the row it makes (by name: ItemResult's fields are LINE's row members) and the check of every
+line written (`WrittenLine`: every member, nothing else, in LINE's order) are made from this declaration; the writer
+fills it in that order, each member only when it applies, and msgspec encodes it.
 
-Only the fields a row is made of are declared: the calls' texts (`raw1`, `raw2`, ...) are skipped unread, so a line
-of a 16 MB reply costs what a line of a short one does. A field of the wrong type, a label outside its vocabulary,
-a length beyond what a row can hold: a LineProblem naming the field. Pure: the caller reads the file and names the
-line of a problem.
+The reader decodes only the members a row is made of: the calls' texts (`raw1`, `raw2`, ...) are skipped unread, so
+a line of a 16 MB reply costs what a line of a short one does. A member of the wrong type, a label outside its
+vocabulary, a length beyond what a row can hold: a LineProblem naming the member. Pure: the caller reads or writes
+the file and names the line of a problem.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+import functools
+import math
+import operator
+from collections.abc import Sequence
+from typing import Annotated, Any, Literal, NamedTuple
 
 import msgspec
 
 from judgebias.core.bounds import LENGTH
-from judgebias.core.record import ItemResult, new_item_result
+from judgebias.core.judged import calls_by_order, majority_verdict
+from judgebias.core.record import CallResult, ItemResult, new_item_result
 from judgebias.core.style import Style
-from judgebias.core.verdict import Outcome, Positional
+from judgebias.core.verdict import Outcome, Positional, item_pick, item_winner
 
 Length = Annotated[int, msgspec.Meta(ge=LENGTH.low, le=LENGTH.high)]
 HumanLabel = Literal["1", "2", "tie"]
-NO_CLUSTER: Any = msgspec.UNSET  # a line without "cluster"
+UNSET: Any = msgspec.UNSET  # a member a line does not have
+NO_CLUSTER: Any = UNSET  # a line without "cluster"
+REQUIRED: Any = object()  # a member the reader refuses a line without
 
 
 class StyleCounts(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -38,29 +48,94 @@ class StyleCounts(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         return Style(self.headers, self.list_items, self.bold, self.italic, self.code_blocks, self.tables)
 
 
-class LineRecord(msgspec.Struct, kw_only=True):
-    """The row-making fields of one verdicts.jsonl line (every other field is skipped)."""
+class Member(NamedTuple):
+    """One member of a line: its name, the type a reader accepts (with its bounds), the value read when a line does
+    not have it (REQUIRED: every line has it), and whether the item's row (ItemResult) holds it."""
 
-    id: Annotated[str, msgspec.Meta(min_length=1)]
-    verdict: Outcome
-    call1: Positional
-    call2: Positional | None = None
-    consistent: bool | None = None
-    human: HumanLabel | None = None
-    human_votes: tuple[str, ...] = ()
-    human_voters: tuple[str, ...] = ()
-    model_a: str | None = None
-    model_b: str | None = None
-    chars_a: Length = 0
-    chars_b: Length = 0
-    words_a: Length = 0
-    words_b: Length = 0
-    tokens_a: Length | None = None
-    tokens_b: Length | None = None
-    soft: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] | None = None
-    style_a: StyleCounts | None = None
-    style_b: StyleCounts | None = None
-    cluster: Any = NO_CLUSTER  # the item's value of the run's cluster field, when its intervals resampled clusters
+    name: str
+    type: Any
+    default: Any = None
+    row: bool = False
+
+
+def _read(name: str, members: Sequence[Member], *, strict: bool = False) -> type[msgspec.Struct]:
+    """A record of these members, each checked as it is decoded (REQUIRED: the line must have it; `strict`: and
+    nothing else)."""
+    fields = [(m.name, m.type) if m.default is REQUIRED else (m.name, m.type, m.default) for m in members]
+    return msgspec.defstruct(name, fields, kw_only=True, forbid_unknown_fields=strict)
+
+
+# A call's members, numbered by its order (raw1 for the call with a shown first, raw2 for the other): the reply
+# and its cache flag on every line that has calls, the rest only when set, in this order (CallResult's attributes).
+CALL_REPLY = (Member("raw", str | None), Member("cached", bool | None))
+CALL_OPTIONAL = (
+    Member("error", str),  # why the call failed after its retries
+    Member("failure", str),  # the kind of that failure: rate_limit | transient | timeout | unreachable | ...
+    Member("probs", dict[str, float]),  # positional label -> probability, when log-probabilities were returned
+    Member("labels", list[str | None]),  # the random tags shown (rubric.labels=tags)
+    Member("outcome", str),  # a reply without a verdict: refusal | content_filter | tool_calls | truncated | ...
+    Member("reason", str),  # why that reply carries no verdict
+    Member("model", str),  # the model the reply names
+    Member("answered_by", str),  # the deployment (or model) that answered
+    Member("origin", dict[str, Any]),  # what the server reported of the reply's origin
+)
+
+
+def _numbered(index: int) -> tuple[Member, ...]:
+    return tuple(member._replace(name=f"{member.name}{index}") for member in (*CALL_REPLY, *CALL_OPTIONAL))
+
+
+# One judge's calls on one item: inline in its line, or an ensemble line's `judges` entry (then with its verdict).
+CALLS = (
+    Member("call1", Positional, REQUIRED, row=True),  # the reply with a shown first
+    Member("call2", Positional | None, None, row=True),  # b shown first, NOT translated; null: no order
+    Member("consistent", bool | None, None, row=True),  # both orders agree after translation
+    Member("pick1", str | None),  # call1 read in the item's frame: "a" | "b" | "tie" | "invalid" | "error"
+    Member("pick2", str | None),  # call2 read in the item's frame (translated back); null when absent
+    *_numbered(1),
+    *_numbered(2),
+)
+
+# An ensemble line's entry for one judge: its calls, then its own verdict.
+JudgeEntry = _read("JudgeEntry", [*CALLS, Member("verdict", Outcome, REQUIRED)], strict=True)
+
+LINE = (
+    Member("id", Annotated[str, msgspec.Meta(min_length=1)], REQUIRED, row=True),
+    Member("verdict", Outcome, REQUIRED, row=True),  # "1" | "2" | "tie" | "error"
+    Member(
+        "winner", Literal["a", "b", "tie", "error"]
+    ),  # the verdict read in the item's frame: "a" | "b" | "tie" | "error"
+    *CALLS,
+    Member("human", HumanLabel | None, None, row=True),
+    Member("human_votes", tuple[str, ...], (), row=True),  # individual annotator votes in the item frame
+    Member("human_voters", tuple[str, ...], (), row=True),  # who gave each vote
+    Member("model_a", str | None, None, row=True),  # both or neither
+    Member("model_b", str | None, None, row=True),
+    Member("chars_a", Length, 0, row=True),
+    Member("chars_b", Length, 0, row=True),
+    Member("words_a", Length, 0, row=True),
+    Member("words_b", Length, 0, row=True),
+    Member("tokens_a", Length | None, None, row=True),  # in tokens of data.normalize.tokenizer (absent: words)
+    Member("tokens_b", Length | None, None, row=True),
+    Member("style_a", StyleCounts | None, None, row=True),  # markdown feature counts of a as written
+    Member("style_b", StyleCounts | None, None, row=True),
+    Member("soft", Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] | None, None, row=True),  # P(a), from logprobs
+    Member("samples", list[dict[str, Any]]),  # judge.samples > 1: every ask (order, sample, call, pick, raw, cached)
+    Member("majority", str),  # judge.samples > 1: the verdict of each order's majority of samples
+    Member("judges", dict[str, JudgeEntry]),  # type: ignore[valid-type]  # ensemble runs: every judge's calls and verdict
+    Member("cluster", Any, NO_CLUSTER),  # the item's value of the cluster field, when the intervals resampled it
+)
+
+
+LineRecord = _read("LineRecord", [m for m in LINE if m.row or m.name == "cluster"])  # what a row is made of
+# Every member, none unknown: what a line this module writes decodes as (the tests hold the writer to it).
+WrittenLine = _read("WrittenLine", LINE, strict=True)
+MEMBER_ORDER = {m.name: number for number, m in enumerate(LINE)}  # a line's members are written in this order
+
+ROW_MEMBERS = tuple(m.name for m in LINE if m.row)
+# The reader's members are the row's fields: the row is made by name, so the two declarations cannot drift apart.
+assert set(ROW_MEMBERS) == {name for name in ItemResult.__slots__ if name != "calls"}, "a row field is not in LINE"
+_ROW_VALUES = operator.attrgetter(*ROW_MEMBERS)
 
 
 class LineProblem(ValueError):
@@ -71,11 +146,170 @@ class LineProblem(ValueError):
         self.field = field
 
 
+# ------------------------------------------------------------------------------------------------ writing
+
+_ENCODER = msgspec.json.Encoder()
+
+
+def encoded(record: dict[str, Any]) -> bytes:
+    """A line's text, as json.dumps(..., ensure_ascii=False) writes its content: ", " and ": " between members,
+    text beyond ASCII as it is, numbers in Python's own form (Raw members, below)."""
+    return msgspec.json.format(_ENCODER.encode(record), indent=0)
+
+
+def line_of(
+    row: ItemResult,
+    calls: Sequence[CallResult] | None = None,
+    *,
+    with_calls: bool = True,
+    cluster: object = NO_CLUSTER,
+    judges: dict[str, dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """One item's line: the row's verdict, its calls (the replies from `calls` when given, else from the row's),
+    its labels, models, lengths and formatting, each only when it applies; an ensemble line has its judges' calls
+    under `judges` instead (with_calls=False). Its members in LINE's order (a dict, encoded as it is: a record
+    with a default for each member it may lack cost twice as much to make)."""
+    members: dict[str, Any] = {
+        "id": row.id,
+        "verdict": row.verdict,
+        "winner": item_winner(row.verdict),
+        "call1": row.call1,
+        "call2": row.call2,
+        "consistent": row.consistent,
+    }
+    replies = row.calls if calls is None else tuple(calls)
+    if with_calls:
+        _add_calls(members, row, replies)
+    if row.human is not None:
+        members["human"] = row.human
+    if row.human_votes:
+        members["human_votes"] = row.human_votes
+    if row.human_voters:
+        members["human_voters"] = row.human_voters
+    if row.model_a is not None or row.model_b is not None:
+        members["model_a"] = row.model_a
+        members["model_b"] = row.model_b
+    members["chars_a"] = row.chars_a
+    members["chars_b"] = row.chars_b
+    members["words_a"] = row.words_a
+    members["words_b"] = row.words_b
+    if row.tokens_a is not None and row.tokens_b is not None:
+        members["tokens_a"] = row.tokens_a
+        members["tokens_b"] = row.tokens_b
+    if row.style_a is not None and row.style_b is not None:
+        members["style_a"] = _counts(row.style_a)
+        members["style_b"] = _counts(row.style_b)
+    if row.soft is not None:
+        members["soft"] = _number(row.soft)
+    if with_calls and (len(replies) > 2 or any(call.sample for call in replies)):
+        _add_samples(members, row, replies)
+    if judges is not None:
+        members["judges"] = judges
+    if cluster is not NO_CLUSTER:
+        members["cluster"] = exact(cluster)
+    return members
+
+
+def judge_of(row: ItemResult, calls: Sequence[CallResult] | None = None) -> dict[str, Any]:
+    """One judge's entry in an ensemble line: its calls, then its own verdict."""
+    members: dict[str, Any] = {"call1": row.call1, "call2": row.call2, "consistent": row.consistent}
+    _add_calls(members, row, row.calls if calls is None else tuple(calls))
+    members["verdict"] = row.verdict
+    return members
+
+
+# Each call's numbered members: its reply's and cache flag's, then each optional one's (attribute, member).
+_NUMBERED = tuple(
+    (f"raw{index}", f"cached{index}", tuple((m.name, f"{m.name}{index}") for m in CALL_OPTIONAL)) for index in (1, 2)
+)
+# Each optional member's value on a call (`labels`, a property, is added apart: it is set with `tag_first`).
+_OPTIONAL_VALUES = operator.attrgetter(*(m.name if m.name != "labels" else "tag_first" for m in CALL_OPTIONAL))
+_NONE_SET = (None,) * len(CALL_OPTIONAL)
+_FLOATS = frozenset({"probs", "origin"})  # optional members whose numbers are written in Python's own form
+
+
+def _add_calls(members: dict[str, Any], row: ItemResult, calls: tuple[CallResult, ...]) -> None:
+    """pick1/pick2, raw1/raw2, cached1/cached2, and errors, probabilities, tags and origins where present."""
+    members["pick1"] = item_pick(row.call1, 1)
+    members["pick2"] = item_pick(row.call2, 2)
+    first, second = _first_samples(calls)
+    for (raw, cached, optional), call in ((_NUMBERED[0], first), (_NUMBERED[1], second)):
+        if call is None:
+            members[raw] = members[cached] = None
+            continue
+        members[raw] = call.raw
+        members[cached] = call.cached
+        values = _OPTIONAL_VALUES(call)
+        if values == _NONE_SET:
+            continue  # the usual call: nothing else to say
+        for (attribute, name), value in zip(optional, values, strict=True):
+            if value and attribute != "labels":  # present only when set
+                members[name] = exact(value) if attribute in _FLOATS else value
+        if call.tag_first is not None:
+            members[f"labels{raw[-1]}"] = call.labels
+
+
+def _first_samples(calls: tuple[CallResult, ...]) -> tuple[CallResult | None, CallResult | None]:
+    """The single-sample call of each order (None: that order has none); `samples` holds the rest."""
+    if len(calls) == 2 and not calls[0].sample and not calls[1].sample:
+        return calls[0], calls[1]  # the usual item: two calls, one of each order
+    first = [call for call in calls if call.sample == 0]
+    return (first[0] if first else None), (first[1] if len(first) > 1 else None)
+
+
+def _add_samples(members: dict[str, Any], row: ItemResult, calls: tuple[CallResult, ...]) -> None:
+    """judge.samples > 1: every ask of each order (`samples`) and the verdict of their majority (`majority`)."""
+    majority = majority_verdict(row)
+    groups = calls_by_order(calls)
+    if majority is None or groups is None:
+        return
+    members["samples"] = [
+        {
+            "order": order,
+            "sample": call.sample,
+            "call": call.label,
+            "pick": item_pick(call.label, order),
+            "raw": call.raw,
+            "cached": call.cached,
+        }
+        for order, group in enumerate(groups, start=1)
+        for call in group
+    ]
+    members["majority"] = majority
+
+
+@functools.lru_cache(maxsize=1024)
+def _counts(style: Style) -> StyleCounts:
+    """An answer's counts as written, made once per distinct style (most answers share a few)."""
+    return StyleCounts(style.headers, style.list_items, style.bold, style.italic, style.code_blocks, style.tables)
+
+
+def _number(value: float) -> msgspec.Raw:
+    """A float as json.dumps writes it (Python's repr: 1e-05, not 0.00001); NaN and infinities are refused, as
+    json.dumps(allow_nan=False) refuses them."""
+    if not math.isfinite(value):
+        raise ValueError(f"Out of range float values are not JSON compliant: {value!r}")
+    return msgspec.Raw(float.__repr__(value).encode())
+
+
+def exact(value: Any) -> Any:
+    """A value whose floats are written as json.dumps writes them (in dicts and lists too); others as they are."""
+    if isinstance(value, float):
+        return _number(value)
+    if isinstance(value, dict):
+        return {key: exact(inner) for key, inner in value.items()}
+    if isinstance(value, list | tuple):
+        return [exact(inner) for inner in value]
+    return value
+
+
+# ------------------------------------------------------------------------------------------------ reading
+
 _DECODER = msgspec.json.Decoder(LineRecord)
 
 
-def record_of_line(text: bytes | str) -> LineRecord:
-    """One line's record, or a LineProblem naming the field (or saying the line is not a JSON object)."""
+def record_of_line(text: bytes | str) -> Any:
+    """One line's record (LineRecord), or a LineProblem naming the field (or saying the line is not a JSON object)."""
     try:
         return _DECODER.decode(text)
     except msgspec.ValidationError as error:
@@ -90,7 +324,7 @@ def record_of_line(text: bytes | str) -> LineRecord:
         return _raise("", f"not valid JSON ({error})")
 
 
-def _raise(field: str, reason: str) -> LineRecord:
+def _raise(field: str, reason: str) -> Any:
     raise LineProblem(field, reason)
 
 
@@ -117,30 +351,12 @@ def _style(counts: StyleCounts | None) -> Style | None:
     return style
 
 
-def result_of_record(record: LineRecord) -> ItemResult:
-    """The item's row as the run decided it (its calls' texts stay in the line)."""
-    return new_item_result(
-        id=record.id,
-        verdict=record.verdict,
-        call1=record.call1,
-        call2=record.call2,
-        consistent=record.consistent,
-        human=record.human,
-        human_votes=record.human_votes,
-        human_voters=record.human_voters,
-        model_a=record.model_a,
-        model_b=record.model_b,
-        chars_a=record.chars_a,
-        chars_b=record.chars_b,
-        words_a=record.words_a,
-        words_b=record.words_b,
-        tokens_a=record.tokens_a,
-        tokens_b=record.tokens_b,
-        soft=record.soft,
-        style_a=_style(record.style_a),
-        style_b=_style(record.style_b),
-        calls=(),
-    )
+def result_of_record(record: Any) -> ItemResult:
+    """The item's row as the run decided it (its calls' texts stay in the line), member by member."""
+    values = dict(zip(ROW_MEMBERS, _ROW_VALUES(record), strict=True))
+    values["style_a"] = _style(values["style_a"])
+    values["style_b"] = _style(values["style_b"])
+    return new_item_result(**values, calls=())
 
 
 def result_of_line(text: bytes | str) -> ItemResult:

@@ -14,15 +14,16 @@ Pure: no I/O.
 from __future__ import annotations
 
 import math
+import operator
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, overload
 
 import numpy as np
 from numpy.typing import NDArray
 
-from judgebias.core.record import CallResult, ItemResult
+from judgebias.core.record import CallResult, ItemResult, new_item_result
 from judgebias.core.style import Style
 from judgebias.core.verdict import Outcome, Positional
 
@@ -51,6 +52,16 @@ class RowKind:
     calls: tuple[CallResult, ...]
 
 
+KIND_FIELDS = tuple(spec.name for spec in fields(RowKind))
+COLUMNS = ("id", "chars_a", "chars_b", "words_a", "words_b", "tokens_a", "tokens_b", "soft")  # each row's own
+_KIND_VALUES = operator.attrgetter(*KIND_FIELDS)
+_KIND_SHARED = operator.attrgetter(*KIND_FIELDS[:-1])  # but its calls (kept by identity)
+_new_kind: Any = RowKind  # called with those values, then the calls (a tuple's length mypy cannot follow)
+assert KIND_FIELDS[-1] == "calls" and {*KIND_FIELDS, *COLUMNS} == {spec.name for spec in fields(ItemResult)}, (
+    "a field of ItemResult is neither a kind's nor a column"
+)
+
+
 class Rows(Sequence[ItemResult]):
     """A run's rows in dataset order: each row's kind number and numbers in arrays, the kinds in a table."""
 
@@ -77,22 +88,10 @@ class Rows(Sequence[ItemResult]):
     def append(self, row: ItemResult) -> None:
         """Add a row at the end (its calls tuple is kept by identity: rows of one run share equal calls' tuples)."""
         calls = row.calls
-        shared = (
-            row.verdict,
-            row.call1,
-            row.call2,
-            row.consistent,
-            row.human,
-            row.human_votes,
-            row.human_voters,
-            row.model_a,
-            row.model_b,
-            row.style_a,
-            row.style_b,
-        )
+        shared: tuple[Any, ...] = _KIND_SHARED(row)
         if self._numbers is None:  # rows of their own (a live run's token counts): no table to look them up in
             number = len(self.kinds)
-            self.kinds.append(RowKind(*shared, calls))
+            self.kinds.append(_new_kind(*shared, calls))
         else:
             # The calls by identity: safe, as the kind keeps the tuple alive, so its identity is never reused here.
             key = (*shared, id(calls))
@@ -101,7 +100,7 @@ class Rows(Sequence[ItemResult]):
                 number = found
             else:
                 number = self._numbers[key] = len(self.kinds)
-                self.kinds.append(RowKind(*shared, calls))
+                self.kinds.append(_new_kind(*shared, calls))
                 if number >= _LOOKED_UP and 2 * number > len(self._kind):
                     self._numbers = None  # most rows are a kind of their own: the table would cost more than it saves
         self._kind.append(number)
@@ -196,17 +195,9 @@ class Rows(Sequence[ItemResult]):
         i = range(len(self))[index]  # negative indices, and IndexError past the end
         kind = self.kinds[self._kind[i]]
         tokens_a, tokens_b, soft = self._tokens_a.get(i), self._tokens_b.get(i), self._soft.get(i)
-        return ItemResult(
+        return new_item_result(
+            **dict(zip(KIND_FIELDS, _KIND_VALUES(kind), strict=True)),
             id=self.id(i),
-            verdict=kind.verdict,
-            call1=kind.call1,
-            call2=kind.call2,
-            consistent=kind.consistent,
-            human=kind.human,
-            human_votes=kind.human_votes,
-            human_voters=kind.human_voters,
-            model_a=kind.model_a,
-            model_b=kind.model_b,
             chars_a=self._chars_a[i],
             chars_b=self._chars_b[i],
             words_a=self._words_a[i],
@@ -214,9 +205,6 @@ class Rows(Sequence[ItemResult]):
             tokens_a=tokens_a,
             tokens_b=tokens_b,
             soft=soft,
-            style_a=kind.style_a,
-            style_b=kind.style_b,
-            calls=kind.calls,
         )
 
     def __iter__(self) -> Iterator[ItemResult]:

@@ -13,8 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-from judgebias.core.record import VerdictLine
-
 MAX_TABLE_ROWS = 2000
 LENGTH_EDGES = (30, 100, 300, 1000)  # |chars a - chars b| bin edges, mirrored for a shorter / a longer
 STYLE_EDGES = (0, 2, 5)  # |formatting a - formatting b| bin edges, in markdown elements (headers, items, ...)
@@ -29,7 +27,7 @@ class VerdictDigest:
     """Counts over every row of verdicts.jsonl, and the first rows in full."""
 
     total: int = 0
-    rows: list[VerdictLine] = field(default_factory=list)
+    rows: list[dict[str, Any]] = field(default_factory=list)
     length_bins: list[Counter[str]] = field(default_factory=lambda: _bins(LENGTH_EDGES))
     style_bins: list[Counter[str]] = field(default_factory=lambda: _bins(STYLE_EDGES))
     confusion: Counter[tuple[str, str]] = field(default_factory=Counter)
@@ -57,11 +55,11 @@ def read_verdicts(path: Path, limit: int = MAX_TABLE_ROWS) -> VerdictDigest:
             if not isinstance(row, dict):
                 digest.unreadable += 1
                 continue
-            add_row(digest, cast(VerdictLine, row), keep=len(digest.rows) < limit)
+            add_row(digest, cast(dict[str, Any], row), keep=len(digest.rows) < limit)
     return digest
 
 
-def add_row(digest: VerdictDigest, row: VerdictLine, *, keep: bool) -> None:
+def add_row(digest: VerdictDigest, row: dict[str, Any], *, keep: bool) -> None:
     """Count one verdicts.jsonl line into the digest (and keep it for the table when `keep`)."""
     digest.total += 1
     verdict = str(row.get("verdict"))
@@ -79,7 +77,7 @@ def add_row(digest: VerdictDigest, row: VerdictLine, *, keep: bool) -> None:
         digest.rows.append(row)
 
 
-def styles(row: VerdictLine) -> tuple[int | None, int | None]:
+def styles(row: dict[str, Any]) -> tuple[int | None, int | None]:
     """How formatted answers a and b are: their markdown elements (`style_a`/`style_b`; None: not recorded)."""
     return formatting(row.get("style_a")), formatting(row.get("style_b"))
 
