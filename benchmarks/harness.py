@@ -448,13 +448,13 @@ def compose(overrides: Sequence[str]) -> Any:
 
 def calls_of(config: Any) -> Iterator[tuple[Any, Any, Any]]:
     """(backend, view, messages) of every call the run would make, enumerated by judgebias's own runner."""
-    from judgebias.backends import build_backend
+    from judgebias.backends import Judging, build_backend
     from judgebias.engine.items import RunItems
-    from judgebias.engine.runner import Judging, _requests
+    from judgebias.engine.judging import run_requests
 
     backend = build_backend(config.judge, config.rubric, None)
     judging = Judging(config.judge.name, config.judge, backend)
-    for _, _, request in _requests(config, [judging], RunItems(config)):
+    for _, _, request in run_requests(config, [judging], RunItems(config)):
         yield backend, request.view, request.messages
 
 

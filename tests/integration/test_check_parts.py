@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from judgebias.core.errors import UserError
+from judgebias.engine import free, parts
 from judgebias.engine import items as items_module
-from judgebias.engine import parts, runner
 from judgebias.engine.items import RunItems
 from judgebias.io.dataset import START, cut_lines
 from tests.helpers import counting, longer_by_hand
@@ -145,6 +145,7 @@ def test_a_file_checked_in_parts_gives_one_process_s_items(tmp_path: Path, forke
         one_process = RunItems(config_of(*settings))
     assert len(forked) == 2
     assert len(in_parts) == len(one_process) == 600
+    assert in_parts.cluster_values() == one_process.cluster_values()
     assert in_parts.clustering() == one_process.clustering()
     assert [item.id for item in in_parts] == [f"c{n}" for n in range(600)]
     assert list(in_parts) == list(one_process)
@@ -169,7 +170,7 @@ def test_when_no_process_can_be_made_the_file_is_checked_in_one(
 @pytest.fixture
 def judged_parts(forked: list[Any], monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """Parts of the file cut as for the check; the processes judging them counted."""
-    return counting(monkeypatch, runner, "PartProcess")
+    return counting(monkeypatch, free, "PartProcess")
 
 
 def _one_process_run(run_dir: Path, *settings: str) -> None:
@@ -179,20 +180,27 @@ def _one_process_run(run_dir: Path, *settings: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("cluster", "question_id", "clustered"),
+    ("cluster", "question_id", "carried", "clustered"),
     [
-        ("topic", None, True),
-        ("auto", lambda n: f"q{n % 50}", True),
-        ("auto", lambda n: f"q{n}", False),
-        ("none", None, False),
+        ("topic", None, True, True),
+        ("auto", lambda n: f"q{n % 50}", True, True),
+        ("auto", lambda n: f"q{n}", True, False),
+        ("none", None, False, False),
     ],
 )
 def test_a_free_judge_checks_the_file_as_it_judges_and_writes_one_process_s_files(
-    tmp_path: Path, forked: list[Any], judged_parts: list[Any], cluster: str, question_id: Any, clustered: bool
+    tmp_path: Path,
+    forked: list[Any],
+    judged_parts: list[Any],
+    cluster: str,
+    question_id: Any,
+    carried: bool,
+    clustered: bool,
 ) -> None:
     """Three parts, each read once by the process judging it (no check before): every line holds the rule's verdict
-    by hand, verdicts.jsonl, ratings.csv and summary.json are one process's, and each line names its cluster only
-    when the run clusters (auto with ids that never repeat: none, though every item has one)."""
+    by hand, verdicts.jsonl, ratings.csv and summary.json are one process's, and each line names its item's value of
+    the cluster field whenever it has one, as written (auto with ids that never repeat: the run does not cluster, and
+    no line written is rewritten to say so)."""
     records = [
         {
             **_record(n),
@@ -211,7 +219,8 @@ def test_a_free_judge_checks_the_file_as_it_judges_and_writes_one_process_s_file
     _one_process_run(one_process, *settings, f"cache.dir={tmp_path / 'cache'}")
     lines = verdict_lines(in_parts)
     assert [(line["id"], line["verdict"]) for line in lines] == [(r["id"], longer_by_hand(r)[0]) for r in records]
-    assert all(("cluster" in line) is clustered for line in lines)
+    assert all(("cluster" in line) is carried for line in lines)
+    assert (summary["bootstrap_cluster"] is not None) is clustered
     for name in ("verdicts.jsonl", "ratings.csv"):
         assert (in_parts / name).read_bytes() == (one_process / name).read_bytes()
     theirs = json.loads((one_process / "summary.json").read_text(encoding="utf-8"))
@@ -266,7 +275,7 @@ def test_when_no_process_can_judge_a_part_the_free_judge_checks_and_judges_the_w
     def fails(*args: Any, **kwargs: Any) -> Any:
         raise BlockingIOError(11, "Resource temporarily unavailable")
 
-    monkeypatch.setattr(runner, "PartProcess", fails)
+    monkeypatch.setattr(free, "PartProcess", fails)
     records = [_record(n) for n in range(600)]
     path = _bom_file(tmp_path, [json.dumps(record) for record in records])
     run_dir = tmp_path / "run"

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
+from judgebias.engine import free, parts
 from judgebias.engine import items as items_module
-from judgebias.engine import parts, runner
 from tests.helpers import counting, longer_by_hand, write_items
 from tests.reliability.helpers import run_here, verdict_lines
 
@@ -38,7 +38,7 @@ def started(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     monkeypatch.setattr(parts, "PART_MIN_ITEMS", 50)
     monkeypatch.setattr(parts, "_cores", lambda: 3)
     monkeypatch.setattr(items_module, "_MARK_EVERY", 16)
-    return counting(monkeypatch, runner, "PartProcess")
+    return counting(monkeypatch, free, "PartProcess")
 
 
 def _overrides(path: Path, tmp_path: Path, *more: str) -> tuple[str, ...]:
@@ -102,7 +102,7 @@ def test_when_no_process_can_be_made_the_run_judges_every_part_itself(
     """The second part's fork fails (the system's limit on processes: EAGAIN): the part already started is stopped
     and the run judges all its items in one process, every line the rule's, no part's file left."""
     path = write_items(tmp_path / "items.jsonl", RECORDS)
-    made = counting(monkeypatch, runner, "PartProcess", real=parts.PartProcess, fail_after=1)
+    made = counting(monkeypatch, free, "PartProcess", real=parts.PartProcess, fail_after=1)
     run_dir = tmp_path / "run"
     run_here(run_dir, *_overrides(path, tmp_path, "judge=longer"))
     assert len(made) == 1

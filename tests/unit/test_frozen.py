@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from judgebias.core.frozen import slot_filler
+from judgebias.core.frozen import replacer, slot_filler
 from judgebias.core.item import Item, new_item
 from judgebias.core.record import CallResult, ItemResult, new_item_result
 from judgebias.core.style import Style
@@ -74,3 +74,23 @@ def test_every_field_is_asked_for_and_only_fitting_classes_are_filled() -> None:
     for cls in (Checked, Unslotted):
         with pytest.raises(TypeError, match="not a slotted dataclass"):
             slot_filler(cls)
+
+
+@pytest.mark.parametrize(("cls", "changed"), [(ItemResult, "calls"), (CallResult, "raw"), (Item, "human")])
+def test_a_replaced_field_is_dataclasses_replace_of_it(cls: type[Any], changed: str) -> None:
+    """replacer(cls, name)(obj, value) is dataclasses.replace(obj, name=value): that field set, every other field
+    (a field added to the class too) copied, the copy still frozen; a field the class lacks is refused."""
+    values = _distinct(cls)
+    original = cls(**values)
+    other = _distinct(cls)[changed] if changed != "human" else "2"
+    replaced = replacer(cls, changed)(original, other)
+    expected = dataclasses.replace(original, **{changed: other})
+    assert type(replaced) is cls
+    assert [getattr(replaced, f.name) for f in dataclasses.fields(cls)] == [
+        getattr(expected, f.name) for f in dataclasses.fields(cls)
+    ]
+    assert replaced is not original and getattr(original, changed) == values[changed]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(replaced, changed, other)
+    with pytest.raises(TypeError, match="no field 'nope'"):
+        replacer(cls, "nope")

@@ -68,7 +68,7 @@ def test_parts_read_from_their_marked_lines_are_the_items_in_order(
     if kept == "filtered":
         items.retain(lambda item: int(item.id[1:]) % 3 != 0)
         expected = [item_id for item_id in expected if int(item_id[1:]) % 3 != 0]
-    items.release_check()
+    items.cluster_values()  # judging starts
     parts = items.parts(3)
     assert len(parts) == 3 and parts[0].start == 0 and parts[-1].stop == len(expected)
     assert all(one.stop == two.start for one, two in itertools.pairwise(parts))
@@ -80,7 +80,7 @@ def test_parts_read_from_their_marked_lines_are_the_items_in_order(
 def test_a_file_of_fewer_items_than_a_mark_is_one_part(tmp_path: Path) -> None:
     path = write_items(tmp_path / "items.jsonl", RECORDS)
     items = RunItems(config_of(f"data.path={path}"))
-    items.release_check()
+    items.cluster_values()  # judging starts
     assert [(part.start, part.stop) for part in items.parts(4)] == [(0, len(RECORDS))]
 
 
@@ -92,7 +92,7 @@ def test_a_filter_asks_of_every_id_and_holds_in_the_streamed_items(tmp_path: Pat
     assert 2 == items.retain(lambda stub: asked.append(stub.id) or stub.id not in {"i2", "i6"})
     assert [r["id"] for r in _hand_read(path)] == asked
     assert 6 == len(items)
-    items.release_check()
+    items.cluster_values()  # judging starts
     assert [r["id"] for r in _hand_read(path) if r["id"] not in {"i2", "i6"}] == [item.id for item in items]
 
 
@@ -151,7 +151,8 @@ def test_clusters_come_from_the_file_without_holding_its_ids(tmp_path: Path) -> 
     ]
     path = write_items(tmp_path / "items.jsonl", records)
     items = RunItems(config_of(f"data.path={path}", "bootstrap.cluster=auto"))
-    clustering, values = items.clustering()
+    values = items.cluster_values()
+    clustering = items.clustering()
     assert clustering is not None
     with_value = [r for r in records if "question_id" in r]
     assert len({r["question_id"] for r in with_value}) + len(records) - len(with_value) == clustering.count

@@ -174,7 +174,7 @@ class RunItems:
         self._lines = 0  # checked as judged: the file's lines, which the items are at most
         self._read_parts: dict[Place, _Checked] = {}  # checked as judged: what each part read here found
         self._labels: dict[str, object] = {}  # checked as judged: clustered items' values until their lines
-        self._concluded: Clustering | None = None  # checked as judged: the clustering, once every part is read
+        self._concluded: Clustering | None = None  # the clustering: once asked, or once every part is read
         cuts, lines = self._cut(held)
         if check_as_judged and cuts:
             self._cuts, self._lines = cuts, lines
@@ -211,11 +211,10 @@ class RunItems:
         """How many items judging will meet: their number, or the file's lines while they are checked as judged."""
         return self._lines if self._unconcluded else self._count
 
-    def conclude(self, parts: list[_Checked]) -> bool:
+    def conclude(self, parts: list[_Checked]) -> None:
         """Checked as judged: every part is read (those read here, then `parts` from other processes, in order). Any
         problem of any line stops the run here as the check before judging would have; else the items are known as
-        that check knows them. True when the lines hold the clustering's field though the run does not cluster by it
-        (bootstrap.cluster=auto and no value repeats): their "cluster" must go."""
+        that check knows them."""
         self._check_unchanged()  # the parts were read at offsets the file had when it was cut
         checked = _Checked()
         for part in [*self._read_parts.values(), *parts]:
@@ -225,9 +224,7 @@ class RunItems:
         self._read_parts.clear()
         found, _ = self._clustering_of_values()
         self._concluded = found
-        valued = bool(self._valued)
-        self.release_check()  # the values the clustering was made of are not needed again
-        return found is None and valued
+        self._release_check()  # the values the clustering was made of are not needed again
 
     def _cut(self, held: list[Item] | None) -> tuple[list[tuple[Place, int]], int]:
         """A large file read without data.limit cut into one part per core (each part's place, and the offset it stops
@@ -281,15 +278,22 @@ class RunItems:
         self._count = len(kept)
         return len(ids) - len(kept)
 
-    def clustering(self) -> tuple[Clustering | None, dict[str, object]]:
-        """The run's clustering (bootstrap.cluster) of the items kept, and each clustered item's value by id (what
-        its verdict line records); a field no item has stops the run here. Checked as judged, until `conclude`: no
-        clustering yet, and each clustered item's value from its reading until its line is written."""
-        if self._unconcluded:
-            return None, self._labels
+    def cluster_values(self) -> dict[str, object]:
+        """Each item's value of the clustering's field (bootstrap.cluster), by id: what its verdict line records,
+        whether or not the values repeat enough to cluster by; a field no item has stops the run here. Asked once,
+        as judging starts: what the check kept for it goes then, but for the places judging in parts starts at.
+        Checked as judged: each item's value from its reading, until its line is written."""
         if self._cuts:
-            return self._concluded, {}
-        return self._clustering_of_values()
+            return self._labels
+        found, values = self._clustering_of_values()
+        self._concluded = found
+        self._release_check()
+        return values
+
+    def clustering(self) -> Clustering | None:
+        """The run's clustering of the items kept (None: by item): known once `cluster_values` was asked, or, checked
+        as judged, once `conclude` has read every part."""
+        return self._concluded
 
     def _clustering_of_values(self) -> tuple[Clustering | None, dict[str, object]]:
         if self._values is None or (not self._valued and self._config.bootstrap.cluster == AUTO):
@@ -297,12 +301,10 @@ class RunItems:
         # An item without a value is a cluster of its own, named by its place (as unique as its id).
         places = [str(place) for place in range(len(self._values))]
         found = clustering_of(self._config.bootstrap.cluster, places, self._values, self._extra_fields)
-        if found is None:
-            return None, {}
         values = (value for value in self._values if value is not None)
         return found, {item_id: label_value(value) for item_id, value in zip(self._valued, values, strict=True)}
 
-    def release_check(self) -> None:
+    def _release_check(self) -> None:
         """Judging starts: what the check kept for the clusters is known; its memory goes, but for the place of
         every _MARK_EVERY-th item (where a part of the items can start)."""
         self._values = None

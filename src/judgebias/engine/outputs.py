@@ -121,23 +121,6 @@ class VerdictWriter:
         self.partial.unlink(missing_ok=True)
         self.lines = 0
 
-    def drop_clusters(self) -> None:
-        """Take "cluster" out of every line written (always a line's last member: a JSON string cannot hold its
-        text unescaped): the run turned out not to cluster by the field its items were read with."""
-        self.close()
-        bare = self.partial.with_name(self.partial.name + ".bare")
-        marker = ', "cluster": '
-        try:
-            with self.partial.open(encoding="utf-8") as lines, bare.open("w", encoding="utf-8") as out:
-                for line in lines:
-                    at = line.rfind(marker)
-                    out.write(line if at < 0 else line[:at] + "}\n")
-        except OSError as error:
-            bare.unlink(missing_ok=True)
-            raise unwritable(self.partial, error) from None
-        os.replace(bare, self.partial)
-        self.file = self.partial.open("ab")
-
     def abandon(self) -> None:
         """The run stopped early: keep what was decided in verdicts.jsonl.part as whole lines (no file when nothing
         was): a disk that filled meanwhile may have taken only part of what was buffered."""

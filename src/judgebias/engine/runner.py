@@ -1,21 +1,24 @@
-"""The run: every item judged twice per judge, replies cached as they arrive, verdicts written as they are decided.
+"""The run: check, judge, summarise, write. `run_experiment(config, run_dir)` is the whole job, callable without
+Hydra.
 
-`run_experiment(config, run_dir)` is the whole job, callable without Hydra. Cache hits are resolved inline
-(no thread hop: a cached rerun costs little more than start-up); misses go to a thread pool of
-`max_concurrency` workers; the two calls of one item are independent tasks. Items are finalised in dataset
-order behind a bounded window, so memory stays flat however long the dataset. When every judge is free (scripted,
-replayed) and the items are many, each core judges a part of them (engine.parts), joined in order.
+The judging strategy is chosen once, by whether any judge sends anything: judges that send nothing (scripted,
+replayed) are judged on every core by engine.free; any other run is judged here, through the cache. Cache hits are
+resolved inline (no thread hop: a cached rerun costs little more than start-up); misses go to a thread pool of
+`max_concurrency` workers; the two calls of one item are independent tasks. Items are finalised in dataset order
+behind a bounded window, so memory stays flat however long the dataset, under the spending cap, after the batch
+pre-pass when a judge batches. What both strategies share is engine.judging.
 """
 
 from __future__ import annotations
 
 import collections
+import contextlib
 import dataclasses
 import hashlib
 import itertools
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -23,35 +26,34 @@ from typing import Any
 
 from judgebias.backends import Call, Judging, build_backend
 from judgebias.backends.base import Backend
-from judgebias.batch.prefill import prefill
+from judgebias.batch.prefill import Prefilled, prefill
 from judgebias.cache import ReplyStore, open_cache, sample_key
 from judgebias.cache.age import StoredTimes, stamped
 from judgebias.cache.bundle import KeyLog
 from judgebias.cache.disk import RESERVE_BYTES, free_space, megabytes
 from judgebias.config.checks import check_settings, price_notes, unread_settings
-from judgebias.config.schema import BackendKind, CacheMode, Config, LabelStyle, judges_of
-from judgebias.core.errors import (
-    CacheFull,
-    CacheUnavailable,
-    CallFailed,
-    FailureKind,
-    FatalJudgeError,
-    NotSent,
-    RunStopped,
-    UserError,
-)
-from judgebias.core.item import Item, shared_name
-from judgebias.core.judged import ensemble_results, item_result
+from judgebias.config.schema import BackendKind, CacheMode, Config, judges_of
+from judgebias.core.errors import CacheFull, CacheUnavailable, FailureKind, NotSent, RunStopped, UserError
+from judgebias.core.item import Item
 from judgebias.core.prefix import layout_note, layout_share
-from judgebias.core.prompt import context_block, render_messages, shown
-from judgebias.core.reading import read_reply
-from judgebias.core.record import CallResult, Reply, Request
+from judgebias.core.prompt import context_block
+from judgebias.core.record import Reply, Request
 from judgebias.core.redaction import public_endpoint
 from judgebias.core.summary import DryRunEstimate, Summary
 from judgebias.engine import outputs
 from judgebias.engine.budget import Budget, Meter, Spend, UnusedAttempts, charged, metered, worst_case
-from judgebias.engine.items import Part, RunItems
-from judgebias.engine.parts import JudgePart, PartJudged, PartProcess, parts_wanted, started
+from judgebias.engine.free import judge_free
+from judgebias.engine.items import RunItems
+from judgebias.engine.judging import (
+    Job,
+    JudgedRows,
+    ParsedReplies,
+    Pending,
+    answered_here,
+    finalise,
+    new_rows,
+    run_requests,
+)
 from judgebias.engine.progress import Progress
 from judgebias.figures.clustering import Clustering
 from judgebias.figures.corrected import Design
@@ -64,19 +66,6 @@ from judgebias.io.files import write_json
 from judgebias.io.run_dir import RunDir
 from judgebias.process.command import say
 from judgebias.report import console
-
-
-@dataclasses.dataclass(slots=True)
-class Pending:
-    """A call whose reply is known (hit, free backend) or on its way (future)."""
-
-    reply: Reply | None = None
-    future: Future[tuple[Reply, bool]] | None = None  # the reply, and whether another process paid for it
-    cached: bool = False  # answered without a request of its own
-    error: str | None = None
-    failure: FailureKind | None = None  # what went wrong, with `error`
-    batched: bool = False  # answered by a batch collected in this run
-
 
 BYTES_PER_REPLY = 8192  # what one stored reply costs the disk at most for short replies (a WAL frame, a page)
 
@@ -167,32 +156,58 @@ def run_experiment(
 ) -> Summary | DryRunEstimate:
     """Judge the dataset, write verdicts.jsonl, summary.json and the rest into `run_dir`; return the summary.
 
-    `overrides` (the command line's) are named in the printed header, so what makes the run different shows.
+    Check, judge, summarise, write. `overrides` (the command line's) are named in the printed header, so what makes
+    the run different shows.
     """
     run = run_dir if isinstance(run_dir, RunDir) else RunDir(run_dir)
-    check_settings(config)
-    design = _design(config)  # a sample of another dataset stops the run here, before any judge call
-    items, judgings, notes = _judges_and_items(config)
-    clustering, clusters = items.clustering()  # a wrong field stops the run here
-    items.release_check()
-    for note in notes:
+    ready = _check(config)
+    for note in ready.notes:
         echo(f"note: {note}")
-    cache = open_cache(config.cache)  # an unreachable Redis stops the run here, before any judge call
+    with _cache_open(config, ready.judgings, run) as (cache, used):
+        if config.dry_run:
+            return _dry_run(config, ready, cache, run, echo)
+        judged = _judge(Job(config, ready.judgings, ready.items, cache, run, used, ready.clusters))
+        used.finish(_paid_judges(ready.judgings))
+    summary = _summarise(config, ready, judged, echo)
+    ratings = ratings_for(judged.combined, config, judged.clustering, ready.design)
+    outputs.write_run(run, config, summary, ratings, judged.verdicts)
+    echo(console.format_summary(summary, overrides))
+    if judged.full.full:
+        raise judged.full.ending(cache.directory, int(summary.get("calls_live") or 0))
+    return summary
+
+
+@dataclasses.dataclass(frozen=True)
+class _Ready:
+    """What the checks before any call leave: the sampling design of the labels, the items every judge can judge,
+    the judges with their backends, the notes to print, and each item's value of the cluster field (by id)."""
+
+    design: Design | None
+    items: RunItems
+    judgings: list[Judging]
+    notes: list[str]
+    clusters: dict[str, object]
+
+
+def _check(config: Config) -> _Ready:
+    """Every check a run makes before any call; each stops the run with one line: the settings, a sample of another
+    dataset, the data file (unless it is checked as it is judged), a cluster field no item has."""
+    check_settings(config)
+    design = _design(config)
+    items, judgings, notes = _judges_and_items(config)
+    return _Ready(design, items, judgings, notes, items.cluster_values())
+
+
+@contextlib.contextmanager
+def _cache_open(config: Config, judgings: list[Judging], run: RunDir) -> Iterator[tuple[ReplyStore, KeyLog]]:
+    """The reply cache (an unreachable Redis stops the run here, before any judge call) and the run's key log,
+    closed however judging ends; a Redis lost meanwhile ends the run with one line."""
+    cache = open_cache(config.cache)
     for judging in judgings:
         judging.backend.share_pacing(cache.fleet)
     used = KeyLog(run, [judging.name for judging in judgings if judging.backend.paid])
     try:
-        if config.dry_run:
-            calls = _looked_up(_requests(config, judgings, items), cache)
-            estimate = outputs.dry_run_estimate(config, judgings, items, calls)
-            write_json(run.dry_run, estimate)
-            echo(console.format_dry_run(estimate))
-            return estimate
-        judged = _judge(_Job(config, judgings, items, cache, run, used, clusters))
-        if items.checked_as_judged:
-            clustering, _ = items.clustering()  # known now that every part is read
-        items.release()
-        used.finish(_paid_judges(judgings))
+        yield cache, used
     except CacheUnavailable as error:
         raise CacheUnavailable(
             f"{error}: the run stopped; every reply received is kept (on this node's disk when Redis missed it, "
@@ -201,13 +216,17 @@ def run_experiment(
     finally:
         cache.close()
         used.abandon()  # a run that stopped early leaves no half-written key list
-    summary = _summarise(config, judgings, judged, notes, clustering, echo, design)
-    ratings = ratings_for(judged.combined, config, clustering, design)
-    outputs.write_run(run, config, summary, ratings, judged.verdicts)
-    echo(console.format_summary(summary, overrides))
-    if judged.full.full:
-        raise judged.full.ending(cache.directory, int(summary.get("calls_live") or 0))
-    return summary
+
+
+def _dry_run(
+    config: Config, ready: _Ready, cache: ReplyStore, run: RunDir, echo: Callable[[str], None]
+) -> DryRunEstimate:
+    """The calls that would go live, their tokens and cost, written to dry_run.json; nothing is called."""
+    calls = _looked_up(run_requests(config, ready.judgings, ready.items), cache)
+    estimate = outputs.dry_run_estimate(config, ready.judgings, ready.items, calls)
+    write_json(run.dry_run, estimate)
+    echo(console.format_dry_run(estimate))
+    return estimate
 
 
 def _design(config: Config) -> Design | None:
@@ -250,11 +269,12 @@ def _checked_as_judged(config: Config) -> bool:
 
 @dataclasses.dataclass
 class _Judged:
-    """What judging every item left for the summary: the rows, and the counts kept on the way."""
+    """What judging every item left for the summary: the rows, the clustering, and the counts kept on the way."""
 
     per_judge: dict[str, Rows]
     combined: Rows
     failed_by_kind: collections.Counter[str]
+    clustering: Clustering | None  # known once every item is read (a file checked as it is judged)
     elapsed: float
     batches: list[dict[str, Any]]
     full: FullCache
@@ -265,32 +285,41 @@ class _Judged:
     verdicts: outputs.VerdictWriter  # its lines written, kept as verdicts.jsonl.part until the summary is
 
 
-@dataclasses.dataclass(frozen=True)
-class _Job:
-    """What every judging step of one run works on: its settings, judges, items, cache, folder and key log, and
-    each item's cluster (by id) when the run clusters."""
-
-    config: Config
-    judgings: list[Judging]
-    items: RunItems
-    cache: ReplyStore
-    run: RunDir
-    used: KeyLog
-    clusters: dict[str, object] | None = None
-
-
-def _judge(job: _Job) -> _Judged:
-    """The batch pre-pass (judge.mode=batch/export/import), then every call, under the spending cap."""
-    config, judgings, items, cache, run = job.config, job.judgings, job.items, job.cache, job.run
+def _judge(job: Job) -> _Judged:
+    """Every call of the run, by the one strategy its judges call for, chosen here: judges that send nothing are
+    judged on every core (engine.free); any that sends is judged through the cache, after the batch pre-pass
+    (judge.mode=batch/export/import), under the spending cap. The items are not read again afterwards."""
     started = time.monotonic()
-    budget = Budget.of(config)
-    trial = budget.trial() if budget is not None else None  # the batch pre-pass's own count of the cap
+    budget = Budget.of(job.config)
     spending = _Spending(budget)
+    full, imported, stored = FullCache(), ImportedReplies(), StoredTimes()
+    batches: list[dict[str, Any]] = []
+    if not any(judging.backend.paid for judging in job.judgings):
+        (per_judge, combined, failed_by_kind), verdicts = judge_free(job)
+    else:
+        prefilled = _prefilled(job, budget)
+        batches = prefilled.batches
+        (per_judge, combined, failed_by_kind), verdicts = _judge_paid(
+            job, full, imported, prefilled.batched, stored, spending
+        )
+    clustering = job.items.clustering()
+    job.items.release()
+    return _Judged(
+        per_judge, combined, failed_by_kind, clustering, time.monotonic() - started, batches, full, imported,
+        stored, spending, budget, verdicts,
+    )  # fmt: skip
+
+
+def _prefilled(job: Job, budget: Budget | None) -> Prefilled:
+    """The batch pre-pass: every call of a batch-mode judge the cache lacks, sent as one batch (the cap counting
+    them on its own trial count, then taking its refusals)."""
+    config, judgings, cache = job.config, job.judgings, job.cache
+    trial = budget.trial() if budget is not None else None  # the batch pre-pass's own count of the cap
     prefilled = prefill(
         judgings,
-        _looked_up(_requests(config, judgings, items), cache),
+        _looked_up(run_requests(config, judgings, job.items), cache),
         cache,
-        run,
+        job.run,
         progress=config.progress,
         refusal=_Spending(trial).refusal if trial is not None else None,
     )
@@ -298,29 +327,12 @@ def _judge(job: _Job) -> _Judged:
         budget.take_refusals(trial)
     if prefilled.batched and cache.mode == CacheMode.refresh:
         cache.mode = CacheMode.use  # the batch refreshed every call: the rest of the run reads its replies
-    full, imported, stored = FullCache(), ImportedReplies(), StoredTimes()
-    # Every judge free (nothing sent, cached or paid): each core judges a part of the items.
-    parts = job.items.parts(1 if any(j.backend.paid for j in judgings) else parts_wanted(items.expected()))
-    per_judge, combined, failed_by_kind, verdicts = _judge_all(
-        job, full, imported, prefilled.batched, stored, spending, parts
-    )
-    return _Judged(
-        per_judge, combined, failed_by_kind, time.monotonic() - started, prefilled.batches, full, imported, stored,
-        spending, budget, verdicts,
-    )  # fmt: skip
+    return prefilled
 
 
-def _summarise(
-    config: Config,
-    judgings: list[Judging],
-    judged: _Judged,
-    notes: list[str],
-    clustering: Clustering | None,
-    echo: Callable[[str], None],
-    design: Design | None = None,
-) -> Summary:
+def _summarise(config: Config, ready: _Ready, judged: _Judged, echo: Callable[[str], None]) -> Summary:
     """summary.json: the figures of the rows, then what the backends, the cap and the imports counted."""
-    budget, full = judged.budget, judged.full
+    judgings, notes, budget, full = ready.judgings, ready.notes, judged.budget, judged.full
     if budget is not None and budget.reached:
         notes.append(budget.note())
     if full.full:
@@ -345,8 +357,8 @@ def _summarise(
         failed_by_kind=judged.failed_by_kind,
         retries=sum(judging.backend.retries for judging in judgings),
         timeouts=sum(judging.backend.timeouts for judging in judgings),
-        clustering=clustering,
-        design=design,
+        clustering=judged.clustering,
+        design=ready.design,
     )
     gateway_failed = sum(judging.backend.gateway_retries_failed for judging in judgings)
     summary["gateway_retries"] = int(summary.get("gateway_retries") or 0) + gateway_failed
@@ -404,42 +416,6 @@ def _paid_judges(judgings: list[Judging]) -> dict[str, dict[str, Any]]:
     return judges
 
 
-def _requests(
-    config: Config, judgings: list[Judging], items: Iterable[Item]
-) -> Iterator[tuple[Judging, Item, Request]]:
-    """Every call of the run, item by item: for each judge, (a, b) then (b, a) when that order exists."""
-    rendered = _rendered(judgings)
-    for item in items:
-        for judging, request in _item_requests(config, judgings, item, rendered):
-            yield judging, item, request
-
-
-def _rendered(judgings: list[Judging]) -> dict[str, bool]:
-    """Whether each judge reads its calls' chat messages (else they are not rendered)."""
-    return {j.name: j.backend.paid or j.backend.reads_messages for j in judgings}
-
-
-def _item_requests(
-    config: Config, judgings: list[Judging], item: Item, rendered: Mapping[str, bool]
-) -> Iterator[tuple[Judging, Request]]:
-    """One item's calls: for each judge, (a, b) then (b, a) when that order exists, each of judge.samples."""
-    rubric = config.rubric
-    for judging in judgings:
-        for order in _orders(judging.backend, item):
-            view = shown(item, order, rubric.labels)
-            messages = (
-                render_messages(item, view, rubric.system, rubric.user, rubric.tie_label)
-                if rendered[judging.name]
-                else []
-            )
-            for sample in range(judging.config.samples):  # judge.samples asks of this order, in a row
-                yield judging, Request(item, view, messages, sample)
-
-
-def _orders(backend: Backend, item: Item) -> tuple[int, ...]:
-    return (1,) if backend.one_order(item) else (1, 2)
-
-
 GATEWAY_ORIGIN = frozenset({"deployment", "deployment_id", "api_base"})  # origin fields only a gateway reports
 
 
@@ -466,137 +442,46 @@ def _routed_elsewhere(judgings: Sequence[Judging], per_judge: Mapping[str, Rows]
     return next(iter(found.values())) if len(judgings) == 1 else found
 
 
-JudgedRows = tuple[dict[str, Rows], Rows, collections.Counter[str]]  # each judge's rows, the combined, failed calls
-Judged = tuple[dict[str, Rows], Rows, collections.Counter[str], outputs.VerdictWriter]  # and the verdicts' writer
-
-
-def _judge_all(
-    job: _Job,
+def _judge_paid(
+    job: Job,
     full: FullCache,
     imported: ImportedReplies,
-    batched: AbstractSet[str] = frozenset(),
-    stored: StoredTimes | None = None,
-    spending: _Spending | None = None,
-    parts: Sequence[Part] = (),
-) -> Judged:
-    """Run every call, finalise items in order as their calls complete, stream verdicts to disk.
-
-    Returns each judge's rows, the run's combined rows (the ensemble's merge, made once per item as it is
-    written; the one judge's rows otherwise) and the number of failed calls. `stored` collects the stored times
-    of the cached replies used. With several `parts` (free judges only) the first is judged here and each later
-    one in a forked process: the same lines, joined in order into verdicts.jsonl, and the same rows.
-    """
-    helpers = _started_parts(job, parts[1:])
-    waiting = list(helpers)
-    writer = outputs.VerdictWriter(job.run, ensemble=len(job.judgings) > 1, clusters=job.clusters)
-    progress = Progress(
-        job.items.expected(), job.config.progress, job.judgings, elsewhere=lambda: sum(h.done for h in waiting)
-    )
-    read_elsewhere = []  # what each part's process found in its lines, when the items are checked as judged
+    batched: AbstractSet[str],
+    stored: StoredTimes,
+    spending: _Spending,
+) -> tuple[JudgedRows, outputs.VerdictWriter]:
+    """Judge every item through the cache: hits inline, misses sent by `max_concurrency` workers, items finalised
+    in dataset order behind a bounded window as their calls complete, their lines streamed to verdicts.jsonl.part.
+    `stored` collects the stored times of the cached replies used."""
+    config, judgings = job.config, job.judgings
+    writer = outputs.VerdictWriter(job.run, ensemble=len(judgings) > 1, clusters=job.clusters)
+    progress = Progress(job.items.expected(), config.progress, judgings)
     try:
-        items = job.items.part(parts[0]) if helpers else job.items
-        per_judge, combined, failures = _judge_items(
-            job, items, writer, progress, full, imported, batched, stored, spending
-        )
-        for helper in helpers:
-            judged = helper.result()
-            waiting.remove(helper)
-            writer.append(helper.lines, judged.lines)
-            for name, rows in judged.per_judge.items():
-                per_judge[name].extend(rows)
-            if judged.combined is not None:
-                combined.extend(judged.combined)
-            failures.update(judged.failures)
-            progress.absorb(judged.lines, judged.calls, judged.cached)
-            read_elsewhere.append(judged.read)
-        if job.items.checked_as_judged:
-            _conclude_check(job.items, read_elsewhere, writer)
-            progress.settle()
+        judged = _judge_paid_items(job, writer, progress, full, imported, batched, stored, spending)
         writer.close()  # verdicts.jsonl.part: renamed once the summary is written (outputs.write_run)
     except BaseException:
-        writer.abandon()  # keep what was decided in verdicts.jsonl.part (of the first part, when there are parts)
+        writer.abandon()  # keep what was decided in verdicts.jsonl.part
         raise
     finally:
-        for helper in helpers:
-            helper.stop()
         progress.close()
-    return per_judge, combined, failures, writer
+    return judged, writer
 
 
-def _conclude_check(items: RunItems, read_elsewhere: list[Any], writer: outputs.VerdictWriter) -> None:
-    """Items checked as judged: any problem of the file stops the run now, its lines thrown away (a free judge
-    loses nothing); lines that name a cluster the run turns out not to have lose it."""
-    try:
-        drop_clusters = items.conclude(read_elsewhere)
-    except UserError:
-        writer.discard()
-        raise
-    if drop_clusters:
-        writer.drop_clusters()
-
-
-def _started_parts(job: _Job, parts: Sequence[Part]) -> list[PartProcess]:
-    """A forked process judging each of these parts (numbered from 1); none when a process cannot be made now:
-    then this process judges every item."""
-    if not parts:
-        return []
-    job.run.make()  # the parts write into it
-    partial = job.run.verdicts_partial
-
-    def start(numbered: tuple[int, Part]) -> PartProcess:
-        number, part = numbered
-        return PartProcess(_part_judge(job, part), partial.with_name(f"{partial.name}.{number}"))
-
-    return started(start, enumerate(parts, start=1))
-
-
-def _part_judge(job: _Job, part: Part) -> JudgePart:
-    """What a part's process does: judge the part's items into its own lines' file, return its rows."""
-
-    def judge(lines: Path, done: Any) -> PartJudged:
-        ensemble = len(job.judgings) > 1
-        writer = outputs.VerdictWriter(job.run, ensemble=ensemble, clusters=job.clusters, partial=lines)
-        progress = Progress(part.stop - part.start, "off", job.judgings, shared=done)
-        per_judge, combined, failures = _judge_items(
-            job, job.items.part(part), writer, progress, FullCache(), ImportedReplies()
-        )
-        writer.close()
-        calls = progress.live + progress.cached
-        read = job.items.read_here(part) if job.items.checked_as_judged else None
-        return PartJudged(
-            per_judge, combined if ensemble else None, failures, writer.lines, calls, progress.cached, read
-        )
-
-    return judge
-
-
-def _judge_items(
-    job: _Job,
-    items: Iterable[Item],
+def _judge_paid_items(
+    job: Job,
     writer: outputs.VerdictWriter,
     progress: Progress,
     full: FullCache,
     imported: ImportedReplies,
-    batched: AbstractSet[str] = frozenset(),
-    stored: StoredTimes | None = None,
-    spending: _Spending | None = None,
+    batched: AbstractSet[str],
+    stored: StoredTimes,
+    spending: _Spending,
 ) -> JudgedRows:
-    """Judge these items (all of the run's, or a part): their lines to `writer`, their rows and failed calls
-    returned."""
+    """The window of items in flight: each item's calls started as it is read, the oldest finalised once its calls
+    are done or the window is full."""
     config, judgings, cache, used = job.config, job.judgings, job.cache, job.used
-    per_judge: dict[str, Rows] = {j.name: Rows() for j in judgings}
-    combined = Rows() if len(judgings) > 1 else per_judge[judgings[0].name]
-    failures: collections.Counter[str] = collections.Counter()  # failed calls by FailureKind
-    parsed = _ParsedReplies(config)
-    if not any(judging.backend.paid for judging in judgings):  # every reply is made here, at once: no window
-        rendered = _rendered(judgings)
-        for item in items:
-            decided = [
-                (judging, request, _answered_here(judging.backend, request))
-                for judging, request in _item_requests(config, judgings, item, rendered)
-            ]
-            _finalise(parsed, item, decided, per_judge, combined, writer, progress, failures)
-        return per_judge, combined, failures
+    judged = new_rows(judgings)
+    parsed = ParsedReplies(config)
     window = max(64, 8 * config.max_concurrency)  # items in flight: enough to keep every worker busy
     inflight: dict[str, Pending] = {}
     slots: collections.deque[tuple[Item, list[tuple[Judging, Request, Pending]]]] = collections.deque()
@@ -608,9 +493,9 @@ def _judge_items(
     try:
         current: Item | None = None
         calls: list[tuple[Judging, Request, Pending]] = []
-        calls_of_items = _requests(config, judgings, items)
+        calls_of_items = run_requests(config, judgings, job.items)
         for judging, item, request, key, hit in _looked_up(calls_of_items, cache, used):
-            if hit is not None and stored is not None:
+            if hit is not None:
                 stored.add(hit)
             if item is not current:
                 if current is not None:
@@ -618,7 +503,7 @@ def _judge_items(
                     slots.append((current, calls))
                 current, calls = item, []
                 while slots and (len(slots) >= window or _done(slots[0][1])):
-                    _finalise(parsed, *slots.popleft(), per_judge, combined, writer, progress, failures)
+                    finalise(parsed, *slots.popleft(), judged, writer, progress)
             if hit is not None:
                 imported.add(hit)
             pending = _start(
@@ -629,7 +514,7 @@ def _judge_items(
             _send(queued, executor, stopping, warming.after(current, queued))
             slots.append((current, calls))
         while slots:
-            _finalise(parsed, *slots.popleft(), per_judge, combined, writer, progress, failures)
+            finalise(parsed, *slots.popleft(), judged, writer, progress)
     except BaseException:
         # Ctrl-C or a fatal error: drop queued calls, let in-flight ones land in the cache, keep nothing half-written.
         for judging in judgings:
@@ -638,7 +523,7 @@ def _judge_items(
         executor.shutdown(wait=True, cancel_futures=True)
         raise
     executor.shutdown(wait=True)
-    return per_judge, combined, failures
+    return judged
 
 
 def _done(calls: list[tuple[Judging, Request, Pending]]) -> bool:
@@ -691,7 +576,7 @@ def _start(
     """
     backend = judging.backend
     if key is None:
-        return _answered_here(backend, request)
+        return answered_here(backend, request)
     same = inflight.get(key)
     if same is not None:  # the same prompt twice in one run (e.g. identical answers): one paid call
         return Pending(  # never batched twice
@@ -819,17 +704,6 @@ def _live_calls(calls: Sequence[_Queued], stopping: threading.Event) -> None:
             call.future.set_result(result)
 
 
-def _answered_here(backend: Backend, request: Request) -> Pending:
-    """A free judge's reply (scripted, replayed), made in this thread; its failure recorded as a live one is."""
-    try:
-        return Pending(reply=backend.complete(request))
-    except UserError:
-        raise
-    except Exception as error:
-        failure = backend.classify(error)
-        return Pending(error=failure.reason, failure=failure.kind)
-
-
 @dataclasses.dataclass
 class _Spending:
     """The run's spending cap as the sending loop meets it: cached replies counted, live calls admitted at their
@@ -939,149 +813,3 @@ def _live_call(
     finally:
         cache.release(key)
     return reply, False
-
-
-class _ParsedReplies:
-    """Each reply object a free judge gives, parsed once per view: a scripted judge answers every call with one of a
-    few Reply objects (one per label), so a million calls parse and build a handful of results instead of two
-    million. Keyed by the reply's identity, which its entry keeps alive (so the identity is never another reply's);
-    a live or cached reply (a new object each time) is parsed as it comes."""
-
-    _KEPT = 256  # entries before the table starts again (a replay judge's replies are each new)
-
-    def __init__(self, config: Config) -> None:
-        self.config = config
-        self._found: dict[tuple[Any, ...], tuple[Reply, CallResult]] = {}
-
-    def result(self, backend: Backend, request: Request, pending: Pending) -> CallResult:
-        """The parsed result of one call."""
-        reply, offline = pending.reply, not backend.paid
-        if reply is None or not offline or pending.future is not None:
-            return _call_result(self.config, request, pending, offline=offline, first_token=backend.first_token)
-        view = request.view
-        key = (id(reply), view.label_first, view.label_second, request.sample, pending.cached, backend.first_token)
-        found = self._found.get(key)
-        if found is not None and found[0] is reply:
-            return found[1]
-        result = _call_result(self.config, request, pending, offline=True, first_token=backend.first_token)
-        if len(self._found) >= self._KEPT:
-            self._found.clear()
-        self._found[key] = (reply, result)
-        return result
-
-
-def _finalise(
-    parsed: _ParsedReplies,
-    item: Item,
-    calls: list[tuple[Judging, Request, Pending]],
-    per_judge: dict[str, Rows],
-    combined: Rows,
-    writer: outputs.VerdictWriter,
-    progress: Progress,
-    failures: collections.Counter[str],
-) -> None:
-    """Parse an item's replies into verdicts, write its line, keep a slim copy for the metrics; count failed calls
-    into `failures` by kind."""
-    by_judge: dict[str, list[CallResult]] = {}
-    cached = 0
-    for judging, request, pending in calls:
-        result = parsed.result(judging.backend, request, pending)
-        if result.label == "error":
-            failures[result.failure or FailureKind.failed] += 1
-        cached += result.cached
-        by_judge.setdefault(judging.name, []).append(result)
-    # The rows are built as the run keeps them, without the replies; the line takes the replies from the calls.
-    rows = {name: item_result(item, results, slim=True) for name, results in by_judge.items()}
-    ensemble = len(rows) > 1
-    (merged,) = ensemble_results({name: [row] for name, row in rows.items()}) if ensemble else rows.values()
-    writer.write(item, rows, merged, by_judge)
-    for name, row in rows.items():
-        per_judge[name].append(row)
-    if ensemble:
-        combined.append(merged.without_replies())  # its calls as one shared tuple
-    progress.advance(calls=len(calls), cached=cached)
-
-
-def _call_result(
-    config: Config, request: Request, pending: Pending, *, offline: bool, first_token: bool = False
-) -> CallResult:
-    """The parsed result of one call, or an explicit error state with its reason."""
-    view = request.view
-    tags = (view.label_first, view.label_second) if config.rubric.labels == LabelStyle.tags else (None, None)
-    reply = pending.reply
-    cached = pending.cached
-    if pending.future is not None:
-        try:
-            reply, shared = pending.future.result()
-            cached = cached or shared
-        except (FatalJudgeError, CacheUnavailable):
-            raise
-        except Exception as error:
-            return CallResult(
-                "error",
-                None,
-                False,
-                error=str(error) or type(error).__name__,
-                tag_first=tags[0],
-                tag_second=tags[1],
-                outcome=error.outcome if isinstance(error, CallFailed) else None,
-                failure=error.kind if isinstance(error, CallFailed) else FailureKind.failed,
-                sample=request.sample,
-            )
-    if reply is None:
-        return CallResult(
-            "error",
-            None,
-            False,
-            error=pending.error,
-            failure=pending.failure,
-            tag_first=tags[0],
-            tag_second=tags[1],
-            sample=request.sample,
-        )
-    rubric = config.rubric
-    label = "invalid" if reply.outcome is not None else read_reply(reply, view, rubric, first_token=first_token)
-    probs = None
-    if reply.probs:
-        positional = view.positions(rubric.tie_label)
-        probs = {positional[k]: v for k, v in reply.probs.items() if k in positional}
-    return CallResult(
-        label,
-        reply.text,
-        cached,
-        prompt_tokens=reply.prompt_tokens,
-        completion_tokens=reply.completion_tokens,
-        model=shared_name(reply.model),
-        probs=probs,
-        tag_first=tags[0],
-        tag_second=tags[1],
-        offline=offline,
-        batched=pending.batched,
-        outcome=shared_name(reply.outcome),
-        reason=reply.reason,
-        answered_by=shared_name(reply.answered_by),
-        origin=_origin(reply),
-        fallbacks=reply.fallbacks,
-        gateway_retries=reply.gateway_retries,
-        reasoning_tokens=reply.reasoning_tokens,
-        sample=request.sample,
-        prompt_tokens_cached=min(reply.prompt_tokens_cached, reply.prompt_tokens),
-    )
-
-
-ORIGIN_FIELDS = (
-    "deployment",
-    "deployment_id",
-    "api_base",
-    "provider",
-    "system_fingerprint",
-    "fallbacks",
-    "gateway_retries",
-    "gateway_cache",
-)
-
-
-def _origin(reply: Reply) -> dict[str, Any] | None:
-    """What the server reported of a reply's origin beyond its model (verdicts.jsonl's origin1/origin2)."""
-    origin = {name: value for name in ORIGIN_FIELDS if (value := getattr(reply, name))}
-    return origin or None
