@@ -179,6 +179,10 @@ def test_a_line_is_the_text_json_dumps_writes_of_it_and_holds_only_declared_memb
         [CallResult("A", "A", False, offline=True), CallResult("B", "B", False, offline=True)],
         [CallResult("A", 'A \u00e9 "', True, probs={"A": 0.7, "B": 0.2, "tie": 0.1}), CallResult("B", "B", False)],
         [CallResult("error", None, False, error="HTTP 500 \u00e9", failure="server"), CallResult("A", "x", False)],
+        [
+            CallResult("invalid", "no", False, tag_first="X", tag_second="Y", outcome="refusal", reason="r", model="m"),
+            CallResult("B", "B", True, tag_first="Y", tag_second="X", answered_by="d", origin={"fallbacks": 1}),
+        ],
         [CallResult("A", "A", False, sample=s) for s in range(3)]
         + [CallResult("B", "B", False, sample=s) for s in range(3)],
     ]

@@ -16,7 +16,7 @@ import functools
 import math
 import operator
 from collections.abc import Sequence
-from typing import Annotated, Any, Literal, NamedTuple
+from typing import Annotated, Any, Literal, NamedTuple, get_args
 
 import msgspec
 
@@ -230,23 +230,50 @@ _FLOATS = frozenset({"probs", "origin"})  # optional members whose numbers are w
 
 def _add_calls(members: dict[str, Any], row: ItemResult, calls: tuple[CallResult, ...]) -> None:
     """pick1/pick2, raw1/raw2, cached1/cached2, and errors, probabilities, tags and origins where present."""
-    members["pick1"] = item_pick(row.call1, 1)
-    members["pick2"] = item_pick(row.call2, 2)
+    members["pick1"] = _PICKS[row.call1, 1]
+    members["pick2"] = _PICKS[row.call2, 2]
     first, second = _first_samples(calls)
-    for (raw, cached, optional), call in ((_NUMBERED[0], first), (_NUMBERED[1], second)):
-        if call is None:
-            members[raw] = members[cached] = None
-            continue
-        members[raw] = call.raw
-        members[cached] = call.cached
-        values = _OPTIONAL_VALUES(call)
-        if values == _NONE_SET:
-            continue  # the usual call: nothing else to say
-        for (attribute, name), value in zip(optional, values, strict=True):
-            if value and attribute != "labels":  # present only when set
-                members[name] = exact(value) if attribute in _FLOATS else value
-        if call.tag_first is not None:
-            members[f"labels{raw[-1]}"] = call.labels
+    if (first is None or not first.offline) or (second is not None and not second.offline):
+        _add_call(members, _NUMBERED[0], first)
+        _add_call(members, _NUMBERED[1], second)
+        return
+    known = _OFFLINE_MEMBERS.get((id(first), id(second)))
+    if known is None:
+        made: dict[str, Any] = {}
+        _add_call(made, _NUMBERED[0], first)
+        _add_call(made, _NUMBERED[1], second)
+        known = (first, second, made)
+        if len(_OFFLINE_MEMBERS) < _OFFLINE_KEPT:
+            _OFFLINE_MEMBERS[id(first), id(second)] = known
+    members.update(known[2])
+
+
+# The members of a free judge's two calls, by the calls' identities: a scripted judge answers a million items with a
+# handful of shared CallResult objects (engine.judging.ParsedReplies). Each entry keeps its calls alive, so an identity
+# in it is never another object's; read only.
+_OFFLINE_MEMBERS: dict[tuple[int, int], tuple[CallResult, CallResult | None, dict[str, Any]]] = {}
+_OFFLINE_KEPT = 1024
+# A reply's pick in the item's frame, by reply and order (item_pick of every value a row's call1/call2 can hold).
+_PICKS = {(call, order): item_pick(call, order) for call in (*get_args(Positional), None) for order in (1, 2)}
+
+
+def _add_call(
+    members: dict[str, Any], names: tuple[str, str, tuple[tuple[str, str], ...]], call: CallResult | None
+) -> None:
+    """One call's numbered members: its reply and cache flag (null for an order without a call), then each optional
+    member that is set, in CALL_OPTIONAL's order."""
+    raw, cached, optional = names
+    if call is None:
+        members[raw] = members[cached] = None
+        return
+    members[raw] = call.raw
+    members[cached] = call.cached
+    values = _OPTIONAL_VALUES(call)
+    if values == _NONE_SET:
+        return  # the usual call: nothing else to say
+    for (attribute, name), value in zip(optional, values, strict=True):
+        if value:  # present only when set
+            members[name] = call.labels if attribute == "labels" else exact(value) if attribute in _FLOATS else value
 
 
 def _first_samples(calls: tuple[CallResult, ...]) -> tuple[CallResult | None, CallResult | None]:
@@ -279,9 +306,10 @@ def _add_samples(members: dict[str, Any], row: ItemResult, calls: tuple[CallResu
 
 
 @functools.lru_cache(maxsize=1024)
-def _counts(style: Style) -> StyleCounts:
-    """An answer's counts as written, made once per distinct style (most answers share a few)."""
-    return StyleCounts(style.headers, style.list_items, style.bold, style.italic, style.code_blocks, style.tables)
+def _counts(style: Style) -> msgspec.Raw:
+    """An answer's counts (StyleCounts) as written, encoded once per distinct style (most answers share a few)."""
+    counts = StyleCounts(style.headers, style.list_items, style.bold, style.italic, style.code_blocks, style.tables)
+    return msgspec.Raw(_ENCODER.encode(counts))
 
 
 def _number(value: float) -> msgspec.Raw:
