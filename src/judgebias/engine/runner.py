@@ -59,7 +59,7 @@ from judgebias.figures.clustering import Clustering
 from judgebias.figures.corrected import Design
 from judgebias.figures.provenance import foreign_reason, judge_origin, routed_elsewhere
 from judgebias.figures.rows import Rows
-from judgebias.figures.summary import build_summary, ratings_for
+from judgebias.figures.summary import Counted, build_summary, ratings_for
 from judgebias.io.dataset import resolve_path
 from judgebias.io.design import read_design
 from judgebias.io.files import write_json
@@ -331,7 +331,8 @@ def _prefilled(job: Job, budget: Budget | None) -> Prefilled:
 
 
 def _summarise(config: Config, ready: _Ready, judged: _Judged, echo: Callable[[str], None]) -> Summary:
-    """summary.json: the figures of the rows, then what the backends, the cap and the imports counted."""
+    """summary.json (figures.summary.build_summary): the rows, the notes, and what the backends, the cap and the
+    imports counted; a bundle's judges that are not this run's are warned of."""
     judgings, notes, budget, full = ready.judgings, ready.notes, judged.budget, judged.full
     if budget is not None and budget.reached:
         notes.append(budget.note())
@@ -346,6 +347,20 @@ def _summarise(config: Config, ready: _Ready, judged: _Judged, echo: Callable[[s
                 cached += times * (not call.offline and call.cached)
     if live and cached == live:
         notes.append(judged.stored.note(live))
+    # Asked of a gateway only when a name nobody declared answered through it, and never under cache.mode=only,
+    # which opens no connection: a plain or cached run without such a name loads no SDK and sends nothing for it.
+    routed = _routed_elsewhere(judgings, judged.per_judge) if config.cache.mode != CacheMode.only else None
+    unused, budget = judged.spending.unused, judged.budget
+    counted = Counted(
+        retries=sum(judging.backend.retries for judging in judgings),
+        timeouts=sum(judging.backend.timeouts for judging in judgings),
+        gateway_retries_failed=sum(judging.backend.gateway_retries_failed for judging in judgings),
+        gateway_errors_unknown=sum(judging.backend.gateway_errors_unknown for judging in judgings),
+        routed_elsewhere=routed,
+        billed_unused=unused.record() if unused.attempts else None,
+        budget=budget.record() if budget is not None else None,
+        imported=judged.imported.record() if judged.imported.count else None,
+    )
     summary = build_summary(
         config,
         judged.per_judge,
@@ -354,52 +369,15 @@ def _summarise(config: Config, ready: _Ready, judged: _Judged, echo: Callable[[s
         judged.failed_by_kind.total(),
         judged.elapsed,
         judged.batches,
+        counted=counted,
         failed_by_kind=judged.failed_by_kind,
-        retries=sum(judging.backend.retries for judging in judgings),
-        timeouts=sum(judging.backend.timeouts for judging in judgings),
         clustering=judged.clustering,
         design=ready.design,
     )
-    gateway_failed = sum(judging.backend.gateway_retries_failed for judging in judgings)
-    summary["gateway_retries"] = int(summary.get("gateway_retries") or 0) + gateway_failed
-    summary["gateway_errors_retries_unknown"] = sum(judging.backend.gateway_errors_unknown for judging in judgings)
-    # Asked only when a name nobody declared answered through a gateway, and never under cache.mode=only, which
-    # opens no connection: a plain or cached run without such a name loads no SDK and sends nothing for it.
-    ask = summary.get("answered_unexpected") and config.cache.mode != CacheMode.only
-    summary["routed_elsewhere"] = _routed_elsewhere(judgings, judged.per_judge) if ask else None
-    _add_spending(summary, judged.spending, budget)
     if judged.imported.count:
-        summary["imported_replies"] = judged.imported.record()
         for warning in judged.imported.mismatches(_paid_judges(judgings)):
             echo(warning)
     return summary
-
-
-def _add_spending(summary: Summary, spending: _Spending, budget: Budget | None) -> None:
-    """summary.json's billed_unused and budget, with their notes; the status `budget` when the cap was reached."""
-    if spending.unused.attempts:
-        unused = spending.unused.record()
-        summary["billed_unused"] = unused
-        summary["cost_usd"] = round(summary.get("cost_usd", 0.0) + unused["usd"], 6)
-        summary["notes"].append(
-            f"{unused['attempts']} attempts were billed but not used (no choices, cut off and asked again, or timed "
-            f"out): ${unused['usd']:.4f} of cost_usd"
-            + (
-                f", {unused['at_bound']} of them counted at their bound (no usage reported)"
-                if unused["at_bound"]
-                else ""
-            )
-        )
-    if budget is not None:
-        summary["budget"] = budget.record()
-        if budget.unmetered:
-            summary["notes"].append(
-                f"{budget.unmetered} replies reported no usage: the spending cap counted each at its bound (its "
-                "prompt's bytes and a full judge.max_tokens), so budget.used_usd is an upper bound, and cost_usd "
-                "(the usage servers reported) leaves them out"
-            )
-        if budget.reached:
-            summary["status"] = "budget"
 
 
 def _paid_judges(judgings: list[Judging]) -> dict[str, dict[str, Any]]:

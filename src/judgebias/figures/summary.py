@@ -15,6 +15,7 @@ from judgebias.config.pricing import call_cost
 from judgebias.config.schema import Config, JudgeConfig, judges_of
 from judgebias.core.record import ItemResult
 from judgebias.core.summary import SUMMARY_SCHEMA_VERSION, Ensemble, Figures, Identity, RunRecord, Summary
+from judgebias.core.verdict import Status
 from judgebias.figures.clustering import Clustering
 from judgebias.figures.corrected import Design, people_of, people_ratings
 from judgebias.figures.headline import headline, names_of
@@ -87,21 +88,19 @@ def build_summary(
     elapsed: float,
     batches: Sequence[dict[str, Any]] = (),
     *,
-    retries: int = 0,
-    timeouts: int = 0,
+    counted: Counted | None = None,
     clustering: Clustering | None = None,
     failed_by_kind: Mapping[str, int] | None = None,
     design: Design | None = None,
 ) -> Summary:
-    """summary.json: the run's identity, then every figure, then who answered, then cost and notes.
-
-    `retries` counts every retried request of the live judges; `timeouts` those retried after a client-side
-    timeout, which the endpoint may have answered and billed as well.
-    """
+    """summary.json, whole: the run's identity, then every figure, then who answered, then cost and notes, then what
+    the run counted beside its rows (`counted`); its status decided once (`status_of`)."""
+    counted = counted or Counted()
+    retries, timeouts = counted.retries, counted.timeouts
     judges = judges_of(config)
     name = next(iter(judges)) if len(judges) == 1 else "ensemble"
     identity: Identity = {
-        "status": "errors" if failures else "ok",
+        "status": "ok",  # decided below, once every figure that decides it is known
         "judge": name,
         "rubric": config.rubric.name,
         "data": config.data.name,
@@ -135,8 +134,6 @@ def build_summary(
             "the judge answered nothing readable, so agreement with people is not measured: look at what it said "
             "(raw1/raw2 in verdicts.jsonl) before changing the rubric"
         )
-    if not failures:
-        identity["status"] = "unreadable" if unreadable else "mixed_judge" if mixed_note else "ok"
     cost, saved, prompt_cache_saved, batched, models = _spent(judges, per_judge)
     gateway_note = _gateway_cache_note(origin.get("calls_gateway_cached", 0))
     consistency_note = figures.get("position_consistency_note")
@@ -166,7 +163,65 @@ def build_summary(
             ),
         }
     )
-    return {**identity, **figures, **ensemble, **origin, **record}
+    summary: Summary = {**identity, **figures, **ensemble, **origin, **record}
+    _add_counted(summary, counted)
+    reached = bool((counted.budget or {}).get("reached"))
+    summary["status"] = status_of(failures, unreadable is not None, mixed_note is not None, reached)
+    return summary
+
+
+@dataclasses.dataclass(frozen=True)
+class Counted:
+    """What a run counted beside its rows, for summary.json: its backends' retries (`timeouts`: those after a
+    client-side timeout, which the endpoint may have answered and billed as well) and what a gateway reported, where
+    a gateway routed the judge instead (asked of the gateway), attempts billed but not used, the spending cap's
+    record, and the replies read from imported bundles."""
+
+    retries: int = 0
+    timeouts: int = 0
+    gateway_retries_failed: int = 0  # retries a gateway reported on calls that failed in the end
+    gateway_errors_unknown: int = 0
+    routed_elsewhere: dict[str, Any] | None = None
+    billed_unused: dict[str, Any] | None = None  # UnusedAttempts.record(), when any attempt was
+    budget: dict[str, Any] | None = None  # Budget.record(), when a cap was set
+    imported: dict[str, Any] | None = None  # ImportedReplies.record(), when a reply came from a bundle
+
+
+def status_of(failures: int, unreadable: bool, mixed_judge: bool, budget_reached: bool) -> Status:
+    """summary.json's status: the cap reached first, then failed calls, replies without a verdict, then a judge that
+    was not the one configured; "ok" otherwise."""
+    if budget_reached:
+        return "budget"
+    if failures:
+        return "errors"
+    return "unreadable" if unreadable else "mixed_judge" if mixed_judge else "ok"
+
+
+def _add_counted(summary: Summary, counted: Counted) -> None:
+    """The members of what the run counted beside its rows, with their notes."""
+    summary["gateway_retries"] = int(summary.get("gateway_retries") or 0) + counted.gateway_retries_failed
+    summary["gateway_errors_retries_unknown"] = counted.gateway_errors_unknown
+    summary["routed_elsewhere"] = counted.routed_elsewhere
+    unused = counted.billed_unused
+    if unused is not None:
+        summary["billed_unused"] = unused
+        summary["cost_usd"] = round(summary.get("cost_usd", 0.0) + unused["usd"], 6)
+        at_bound = f", {unused['at_bound']} of them counted at their bound (no usage reported)"
+        summary["notes"].append(
+            f"{unused['attempts']} attempts were billed but not used (no choices, cut off and asked again, or timed "
+            f"out): ${unused['usd']:.4f} of cost_usd" + (at_bound if unused["at_bound"] else "")
+        )
+    budget = counted.budget
+    if budget is not None:
+        summary["budget"] = budget
+        if budget["replies_without_usage"]:
+            summary["notes"].append(
+                f"{budget['replies_without_usage']} replies reported no usage: the spending cap counted each at its "
+                "bound (its prompt's bytes and a full judge.max_tokens), so budget.used_usd is an upper bound, and "
+                "cost_usd (the usage servers reported) leaves them out"
+            )
+    if counted.imported is not None:
+        summary["imported_replies"] = counted.imported
 
 
 def _spent(
