@@ -1,8 +1,8 @@
-"""verdicts.jsonl's line, declared once: each member's name, its type and bounds, whether every line has it, and
-whether it is read back into the item's row. The reader's record (`LineRecord`: the row-making members, decoded and
-checked in one step), the row it makes (by name: ItemResult's fields are LINE's row members) and the check of every
-line written (`WrittenLine`: every member, nothing else, in LINE's order) are made from this declaration; the writer
-fills it in that order, each member only when it applies, and msgspec encodes it.
+"""verdicts.jsonl's line, declared once (LINE): each member's name and place, its type and bounds, the value read
+when a line lacks it, and whether it is read back into the item's row. The reader's record (`LineRecord`: the
+row-making members, decoded and checked in one step), the row it makes (by name: ItemResult's fields are LINE's row
+members) and the check of every line written (`WrittenLine`: every member, nothing else) are made from it; the
+writer fills it in LINE's order, each member only when it applies, and msgspec encodes it.
 
 The reader decodes only the members a row is made of: the calls' texts (`raw1`, `raw2`, ...) are skipped unread, so
 a line of a 16 MB reply costs what a line of a short one does. A member of the wrong type, a label outside its
@@ -102,9 +102,7 @@ JudgeEntry = _read("JudgeEntry", [*CALLS, Member("verdict", Outcome, REQUIRED)],
 LINE = (
     Member("id", Annotated[str, msgspec.Meta(min_length=1)], REQUIRED, row=True),
     Member("verdict", Outcome, REQUIRED, row=True),  # "1" | "2" | "tie" | "error"
-    Member(
-        "winner", Literal["a", "b", "tie", "error"]
-    ),  # the verdict read in the item's frame: "a" | "b" | "tie" | "error"
+    Member("winner", Literal["a", "b", "tie", "error"]),  # the verdict read in the item's frame
     *CALLS,
     Member("human", HumanLabel | None, None, row=True),
     Member("human_votes", tuple[str, ...], (), row=True),  # individual annotator votes in the item frame
@@ -123,7 +121,7 @@ LINE = (
     Member("samples", list[dict[str, Any]]),  # judge.samples > 1: every ask (order, sample, call, pick, raw, cached)
     Member("majority", str),  # judge.samples > 1: the verdict of each order's majority of samples
     Member("judges", dict[str, JudgeEntry]),  # type: ignore[valid-type]  # ensemble runs: every judge's calls and verdict
-    Member("cluster", Any, NO_CLUSTER),  # the item's value of the cluster field, when the intervals resampled it
+    Member("cluster", Any, NO_CLUSTER),  # the item's value of bootstrap.cluster's field, whenever it has one
 )
 
 
@@ -167,8 +165,8 @@ def line_of(
 ) -> dict[str, Any]:
     """One item's line: the row's verdict, its calls (the replies from `calls` when given, else from the row's),
     its labels, models, lengths and formatting, each only when it applies; an ensemble line has its judges' calls
-    under `judges` instead (with_calls=False). Its members in LINE's order (a dict, encoded as it is: a record
-    with a default for each member it may lack cost twice as much to make)."""
+    under `judges` instead (with_calls=False). Its members in LINE's order: a dict, encoded as it is (a msgspec
+    record with a default for every member a line may lack costs more to make than the whole dict)."""
     members: dict[str, Any] = {
         "id": row.id,
         "verdict": row.verdict,
