@@ -195,8 +195,10 @@ def line_of(
         members["tokens_a"] = row.tokens_a
         members["tokens_b"] = row.tokens_b
     if row.style_a is not None and row.style_b is not None:
-        members["style_a"] = _counts(row.style_a)
-        members["style_b"] = _counts(row.style_b)
+        if row.style_a is not _last_styles[0] or row.style_b is not _last_styles[1]:
+            _last_styles[:] = row.style_a, row.style_b, _counts(row.style_a), _counts(row.style_b)
+        members["style_a"] = _last_styles[2]
+        members["style_b"] = _last_styles[3]
     if row.soft is not None:
         members["soft"] = _number(row.soft)
     if with_calls and (len(replies) > 2 or any(call.sample for call in replies)):
@@ -301,6 +303,11 @@ def _add_samples(members: dict[str, Any], row: ItemResult, calls: tuple[CallResu
         for call in group
     ]
     members["majority"] = majority
+
+
+# The last two styles written and their text: most lines' answers share one pair of Style objects (plain text), so
+# the pair is told by identity (it is kept here, so an identity is never another object's) before any hashing.
+_last_styles: list[Any] = [None, None, None, None]
 
 
 @functools.lru_cache(maxsize=1024)
