@@ -51,9 +51,9 @@ def test_a_line_holds_the_verdict_the_calls_and_the_item_fields_in_order() -> No
         "words_b": 1,
         "style_a": {"headers": 0, "list_items": 0, "bold": 0, "italic": 0, "code_blocks": 0, "tables": 0},
         "style_b": {"headers": 0, "list_items": 0, "bold": 0, "italic": 0, "code_blocks": 0, "tables": 0},
-    } == verdict_line(ITEM, row)
+    } == verdict_line(row)
     order = ["id", "verdict", "winner", "call1", "call2", "consistent", "pick1", "pick2", "raw1"]
-    assert order == list(verdict_line(ITEM, row))[:9]
+    assert order == list(verdict_line(row))[:9]
 
 
 def test_a_row_kept_without_its_replies_writes_them_from_its_calls() -> None:
@@ -62,20 +62,20 @@ def test_a_row_kept_without_its_replies_writes_them_from_its_calls() -> None:
     kept = item_result(ITEM, calls, slim=True)
 
     assert (None, None) == tuple(call.raw for call in kept.calls)
-    line = verdict_line(ITEM, kept, calls=calls)
+    line = verdict_line(kept, calls=calls)
     assert ("A, because it is shorter", True, "B", False) == (
         line["raw1"],
         line["cached1"],
         line["raw2"],
         line["cached2"],
     )
-    assert (None, None) == (verdict_line(ITEM, kept)["raw1"], verdict_line(ITEM, kept)["raw2"])
+    assert (None, None) == (verdict_line(kept)["raw1"], verdict_line(kept)["raw2"])
 
 
 def test_the_line_counts_the_formatting_of_each_answer() -> None:
     """style_a/style_b hold each answer's markdown feature counts, beside its length."""
     formatted = Item(id="q3", question="q", a="## Plan\n\n- **one**\n- two", b="One, then two.")
-    line = verdict_line(formatted, item_result(formatted, [CallResult("A", "A", False), CallResult("B", "B", False)]))
+    line = verdict_line(item_result(formatted, [CallResult("A", "A", False), CallResult("B", "B", False)]))
 
     assert {"headers": 1, "list_items": 2, "bold": 1, "italic": 0, "code_blocks": 0, "tables": 0} == line["style_a"]
     assert 0 == sum(line["style_b"].values())
@@ -87,7 +87,7 @@ def test_optional_fields_appear_only_when_they_apply() -> None:
         CallResult("A", "A", False, probs={"A": 0.75, "B": 0.25}, tag_first="X", tag_second="Y"),
         CallResult("error", None, False, error="HTTP 500 (after 7 attempts)"),
     ]
-    line = verdict_line(PLAIN, item_result(PLAIN, calls))
+    line = verdict_line(item_result(PLAIN, calls))
 
     assert ("error", "HTTP 500 (after 7 attempts)", {"A": 0.75, "B": 0.25}, ["X", "Y"]) == (
         line["verdict"],
@@ -100,7 +100,7 @@ def test_optional_fields_appear_only_when_they_apply() -> None:
 
 def test_a_one_order_recording_has_an_empty_second_call() -> None:
     """Where only the first order exists, call2, raw2 and cached2 are null and consistency is not measured."""
-    line = verdict_line(PLAIN, item_result(PLAIN, [CallResult("B", "B", False)]))
+    line = verdict_line(item_result(PLAIN, [CallResult("B", "B", False)]))
 
     assert (None, None, None, None, "2") == (
         line["call2"],
@@ -120,7 +120,7 @@ def test_the_file_is_partial_until_the_run_completes(tmp_path: Path) -> None:
     writer.commit()
 
     assert (["verdicts.jsonl.part"], ["verdicts.jsonl"]) == (partial, sorted(p.name for p in tmp_path.iterdir()))
-    assert [verdict_line(PLAIN, row)] == [json.loads(line) for line in (tmp_path / "verdicts.jsonl").open()]
+    assert [verdict_line(row)] == [json.loads(line) for line in (tmp_path / "verdicts.jsonl").open()]
 
 
 def test_an_ensemble_line_holds_the_majority_and_every_judges_calls(tmp_path: Path) -> None:
@@ -194,7 +194,7 @@ def test_a_line_is_the_text_json_dumps_writes_of_it_and_holds_only_declared_memb
             line = _written(tmp_path / f"{number}-{item.id!r}-{cluster}", item, row, calls, cluster)
             content = json.loads(line)
             assert line == json.dumps(content, ensure_ascii=False, allow_nan=False)
-            expected = {**verdict_line(item, row, calls=calls), **({} if cluster is None else {"cluster": cluster})}
+            expected = {**verdict_line(row, calls=calls), **({} if cluster is None else {"cluster": cluster})}
             assert list(content.items()) == list(expected.items())  # the same members, in the same order
             assert content["id"] == item.id
             msgspec.json.decode(line, type=WrittenLine)  # raises on a member undeclared, or of another type

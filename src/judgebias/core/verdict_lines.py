@@ -222,7 +222,7 @@ def judge_of(row: ItemResult, calls: Sequence[CallResult] | None = None) -> dict
 _NUMBERED = tuple(
     (f"raw{index}", f"cached{index}", tuple((m.name, f"{m.name}{index}") for m in CALL_OPTIONAL)) for index in (1, 2)
 )
-# Each optional member's value on a call (`labels`, a property, is added apart: it is set with `tag_first`).
+# Each optional member's value on a call; `labels`, a property, is read as `tag_first`, which is set with it.
 _OPTIONAL_VALUES = operator.attrgetter(*(m.name if m.name != "labels" else "tag_first" for m in CALL_OPTIONAL))
 _NONE_SET = (None,) * len(CALL_OPTIONAL)
 _FLOATS = frozenset({"probs", "origin"})  # optional members whose numbers are written in Python's own form

@@ -156,11 +156,10 @@ def _copy_bytes(source: Any, target: int) -> None:
 
 
 def verdict_line(
-    item: Item, row: ItemResult, *, with_calls: bool = True, calls: Sequence[CallResult] | None = None
+    row: ItemResult, *, with_calls: bool = True, calls: Sequence[CallResult] | None = None
 ) -> dict[str, Any]:
-    """The verdicts.jsonl object for one item, as a reader of the file gets it; its calls' replies from `calls`
-    when given, else from the row's."""
-    del item  # the row holds what the line says of its item
+    """The verdicts.jsonl object for one item's row, as a reader of the file gets it; its calls' replies from
+    `calls` when given, else from the row's."""
     decoded: dict[str, Any] = msgspec.json.decode(encoded(line_of(row, calls, with_calls=with_calls)))
     return decoded
 
