@@ -5,6 +5,7 @@ and a whole run in batch mode goes through its transport. The provider's own log
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,8 +19,17 @@ from judgebias.config.checks import (
     check_cap,
     check_judge,
     check_reply_room,
+    unread_settings,
 )
-from judgebias.config.schema import BackendKind, CacheMode, JudgeConfig, JudgeMode, RubricConfig, Strategy
+from judgebias.config.schema import (
+    BackendKind,
+    BatchSettings,
+    CacheMode,
+    JudgeConfig,
+    JudgeMode,
+    RubricConfig,
+    Strategy,
+)
 from judgebias.core.errors import UserError
 from judgebias.engine.runner import run_experiment
 from tests.batch.inline_provider import InlineBatches, InlineJudge, InlineProvider
@@ -41,7 +51,7 @@ def provider() -> Iterator[InlineProvider]:
         register_backend(
             KIND,
             lambda config, rubric, judgments: InlineJudge(InlineBatches(running.url, model=str(config.model))),
-            Capabilities(paid=True, counts_tokens=True, batches=True, check=needs_a_model),
+            Capabilities(paid=True, counts_tokens=True, batches=True, check=needs_a_model, group=BatchSettings),
         )
         try:
             yield running
@@ -75,6 +85,12 @@ def test_the_checks_ask_what_the_backend_can_do(provider: InlineProvider) -> Non
         check_batch(scripted, CacheMode.use)
     with pytest.raises(UserError, match=r"backend=inline needs judge\.model"):
         check_judge(inline_judge(model=None))
+    assert [] == unread_settings(inline_judge(temperature=0.5))  # its declared group: an endpoint's and a batch's
+    assert ["judge.first_bias=0.5"] == [
+        key
+        for note in unread_settings(inline_judge(first_bias=0.5))
+        for key in re.findall(r"judge\.\w+=\S+(?=:)", note)
+    ]
     assert isinstance(build_backend(inline_judge(), explaining, None), InlineJudge)
 
 

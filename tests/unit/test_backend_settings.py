@@ -4,17 +4,57 @@ a backend that does not read it is said, never silently dropped."""
 from __future__ import annotations
 
 import dataclasses
+import json
+from pathlib import Path
+from typing import Any
 
-from judgebias.config.checks import CAPABILITIES, SHARED_SETTINGS, unread_settings
-from judgebias.config.schema import BackendKind, JudgeConfig, Strategy
+import pytest
+
+from judgebias.backends import build_backend
+from judgebias.config.checks import CAPABILITIES, unread_settings
+from judgebias.config.schema import BackendKind, JudgeConfig, RubricConfig, SharedSettings, Strategy
+from judgebias.core.item import Item
+from judgebias.core.prompt import shown
+from judgebias.core.record import Request
+
+ITEM = Item(id="x", question="q", a="a short answer", b="a somewhat longer answer")
 
 
 def test_every_judge_setting_is_shared_or_in_a_backends_own_group() -> None:
     """A new field of JudgeConfig must be declared where it belongs (else no note could say it is unread)."""
-    declared = SHARED_SETTINGS.union(*(capabilities.settings for capabilities in CAPABILITIES.values()))
+    shared = {field.name for field in dataclasses.fields(SharedSettings)}
+    assert shared == {"backend", "name", "samples", "family"}
+    declared = shared.union(*(capabilities.settings for capabilities in CAPABILITIES.values()))
     assert {field.name for field in dataclasses.fields(JudgeConfig)} - declared == set()
     groups = [CAPABILITIES[kind].settings for kind in BackendKind]
-    assert all(not (a & b) for i, a in enumerate(groups) for b in groups[i + 1 :])  # no key in two groups
+    assert all(groups) and all(not (a & b) for i, a in enumerate(groups) for b in groups[i + 1 :])  # no key twice
+
+
+@pytest.mark.parametrize("kind", list(BackendKind))
+def test_a_shipped_backend_reads_only_the_shared_settings_and_its_own_group(kind: BackendKind, tmp_path: Path) -> None:
+    """Built and asked one call (a paid one: its cache key's input), a shipped backend reads no key of another
+    backend's group: its declared group is all it depends on, so the note of unread keys tells the truth."""
+    judge = JudgeConfig(backend=kind, name="j", model="m", base_url="http://127.0.0.1:9/v1", strategy=Strategy.longer)
+    recorded = tmp_path / "judgments.jsonl"
+    recorded.write_text(json.dumps({"judge": "j", "id": ITEM.id, "raw1": "A", "raw2": "B"}) + "\n", encoding="utf-8")
+    read: set[str] = set()
+
+    class Watched(JudgeConfig):
+        """The judge's settings, noting every key asked of them."""
+
+        def __getattribute__(self, name: str) -> Any:
+            read.add(name)
+            return object.__getattribute__(self, name)
+
+    watched = Watched(**{f.name: getattr(judge, f.name) for f in dataclasses.fields(judge)})
+    backend = build_backend(watched, RubricConfig(name="r", system="s", user="u"), recorded)
+    request = Request(ITEM, shown(ITEM, 1, "letters"), [{"role": "user", "content": "q"}])
+    if backend.paid:
+        backend.cache_request(request.messages)
+    else:
+        assert backend.complete(request).text
+    own = {f.name for f in dataclasses.fields(CAPABILITIES[kind].group)}
+    assert (read & {f.name for f in dataclasses.fields(JudgeConfig)}) - own == set()
 
 
 def test_a_setting_the_backend_does_not_read_is_named() -> None:

@@ -12,14 +12,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from judgebias.backends.chat_reply import cached_prompt_tokens, usage_count
-from judgebias.config.schema import JudgeConfig
+from judgebias.config.schema import EndpointSettings
 from judgebias.core.completion import first_token_probs
 from judgebias.core.record import Reply
 
 API = "completions"  # the cache key's "api" value; chat keys carry no "api" (their keys stay as they were)
 
 
-def completion_cache_request(config: JudgeConfig, endpoint: str, prompt: str) -> dict[str, Any]:
+def completion_cache_request(config: EndpointSettings, endpoint: str, prompt: str) -> dict[str, Any]:
     """Everything that decides a completion, for the cache key: the api, the prompt and the sampling settings."""
     key: dict[str, Any] = {
         "api": API,
@@ -37,7 +37,7 @@ def completion_cache_request(config: JudgeConfig, endpoint: str, prompt: str) ->
     return key
 
 
-def completion_body(config: JudgeConfig, prompt: str, top_logprobs: int | None) -> dict[str, Any]:
+def completion_body(config: EndpointSettings, prompt: str, top_logprobs: int | None) -> dict[str, Any]:
     """The /v1/completions request body as sent; a null setting is not sent, `top_logprobs` None asks for none."""
     params: dict[str, Any] = {"model": config.model, "prompt": prompt}
     for name, value in (

@@ -28,7 +28,7 @@ from judgebias.backends.pacing import Pacer
 from judgebias.backends.retry import LONG_WAIT, call_with_retries
 from judgebias.backends.waits import announced_wait, format_seconds, window_exhausted
 from judgebias.config.checks import check_judge
-from judgebias.config.schema import JudgeApi, JudgeConfig, RubricConfig, TokenBudgetParam
+from judgebias.config.schema import BatchSettings, JudgeApi, RubricConfig, TokenBudgetParam
 from judgebias.core.completion import bare_token, probability_of, render_completion_prompt
 from judgebias.core.errors import (
     CacheUnavailable,
@@ -100,7 +100,7 @@ class OpenAIJudge(Backend):
 
     paid = True
 
-    def __init__(self, config: JudgeConfig, rubric: RubricConfig) -> None:
+    def __init__(self, config: BatchSettings, rubric: RubricConfig) -> None:
         check_judge(config)  # judge.model and the retry, quota and key-name settings, also when built outside a run
         self.config = config
         self.rubric = rubric

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from judgebias.backends.base import AttemptMeter, Backend
-from judgebias.config.schema import JudgeConfig
+from judgebias.config.schema import ReplaySettings
 from judgebias.core.errors import RecordedCallFailed, UserError
 from judgebias.core.item import Item
 from judgebias.core.record import Reply, Request
@@ -18,7 +18,7 @@ class ReplayJudge(Backend):
     selective = True  # judges only the items recorded
     reads_messages = False  # the reply recorded for the item and order, whatever the prompt
 
-    def __init__(self, config: JudgeConfig, judgments: Path | None) -> None:
+    def __init__(self, config: ReplaySettings, judgments: Path | None) -> None:
         if judgments is None:
             raise UserError("judge=replay needs recorded judgments, but data has none (data.judgments is null)")
         self.config = config

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from judgebias.backends.pacing import Pacer
 from judgebias.backends.waits import format_seconds
-from judgebias.config.schema import JudgeConfig
+from judgebias.config.schema import EndpointSettings
 from judgebias.core.errors import CallFailed, Failure, FailureKind, FatalJudgeError
 from judgebias.core.record import Reply
 
@@ -35,7 +35,7 @@ LONG_WAIT = 1.0  # an announced wait this long or longer does not spend a retry 
 def call_with_retries(
     attempt: Callable[[], Reply],
     backend: Backend,
-    config: JudgeConfig,
+    config: EndpointSettings,
     pacer: Pacer,
     *,
     on_retry: Callable[[BaseException, Failure, float], None],

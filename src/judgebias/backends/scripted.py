@@ -10,7 +10,7 @@ import hashlib
 
 from judgebias.backends.base import AttemptMeter, Backend
 from judgebias.config.checks import check_judge
-from judgebias.config.schema import JudgeConfig, RubricConfig, Strategy
+from judgebias.config.schema import RubricConfig, ScriptedSettings, Strategy
 from judgebias.core.record import Reply, Request
 from judgebias.core.style import style_of
 
@@ -25,7 +25,7 @@ class ScriptedJudge(Backend):
 
     reads_messages = False  # the rule reads the shown answers, never the prompt
 
-    def __init__(self, config: JudgeConfig, rubric: RubricConfig) -> None:
+    def __init__(self, config: ScriptedSettings, rubric: RubricConfig) -> None:
         check_judge(config)  # the strategy and its bias, also when built outside a run
         self.config = config
         self.rubric = rubric

@@ -16,16 +16,22 @@ from typing import Any
 
 from judgebias.config.schema import (
     BackendKind,
+    BatchSettings,
     CacheMode,
     Config,
+    EndpointSettings,
     JudgeApi,
     JudgeConfig,
     JudgeMode,
     ProgressMode,
+    ReplaySettings,
     RubricConfig,
+    ScriptedSettings,
+    SharedSettings,
     Strategy,
     TokenBudgetParam,
     judges_of,
+    own_keys,
 )
 from judgebias.core.bounds import RESAMPLES, SEED
 from judgebias.core.errors import SecretInConfig, UserError
@@ -134,9 +140,12 @@ def is_variable_name(value: str) -> bool:
     return bool(ENV_VAR_NAME.fullmatch(value)) and not looks_like_secret(value)
 
 
-def check_judge(judge: JudgeConfig) -> None:
-    """The settings one judge's backend needs in range."""
-    odd = non_finite(judge)
+def check_judge(judge: SharedSettings) -> None:
+    """The settings one judge's backend reads (the shared ones and its own group's) in range; a key it does not
+    read is said at the start instead (unread_settings)."""
+    capabilities = capabilities_of(judge)
+    read = {f.name: getattr(judge, f.name) for f in dataclasses.fields(capabilities.group)}
+    odd = non_finite(read)
     if odd:
         raise UserError(
             f"judge {judge.name!r}: judge.{odd[0]}={odd[1]} is not a number a run can use: give a finite value"
@@ -147,16 +156,13 @@ def check_judge(judge: JudgeConfig) -> None:
             f"item is asked 2 x samples times, and {MAX_SAMPLES} already measures repetition stability to a point"
         )
     for key in ("price_input_per_mtok", "price_output_per_mtok", "price_cached_input_per_mtok"):
-        if (getattr(judge, key) or 0) < 0:
-            raise UserError(
-                f"judge {judge.name!r}: judge.{key}={getattr(judge, key)} must be 0 or more (USD per million tokens)"
-            )
-    own = capabilities_of(judge).check
-    if own is not None:
-        own(judge)
+        if (read.get(key) or 0) < 0:
+            raise UserError(f"judge {judge.name!r}: judge.{key}={read[key]} must be 0 or more (USD per million tokens)")
+    if capabilities.check is not None:
+        capabilities.check(judge)
 
 
-def _check_scripted(judge: JudgeConfig) -> None:
+def _check_scripted(judge: ScriptedSettings) -> None:
     """A scripted judge's rule and its biases."""
     if judge.strategy not in set(Strategy):
         raise UserError(
@@ -172,7 +178,7 @@ def _check_scripted(judge: JudgeConfig) -> None:
 MAX_SAMPLES = 100  # judge.samples above this is refused: 2 x samples calls per item, and no figure needs more
 
 
-def check_cap(judge: JudgeConfig, max_cost_usd: float | None, max_tokens_total: int | None) -> None:
+def check_cap(judge: EndpointSettings, max_cost_usd: float | None, max_tokens_total: int | None) -> None:
     """A spending cap must be able to bind: every call of a live judge needs a bound (judge.max_tokens) and, for a
     cost cap, a price; without them a cap would let everything through with no word."""
     if not capabilities_of(judge).paid:
@@ -191,7 +197,7 @@ def check_cap(judge: JudgeConfig, max_cost_usd: float | None, max_tokens_total: 
         )
 
 
-def price_notes(judge: JudgeConfig) -> list[str]:
+def price_notes(judge: EndpointSettings) -> list[str]:
     """A preset's prices used for another model (`judge=gpt4o judge.model=gpt-4.5-preview`): said, since the cost and
     the cap then count at prices that are not that model's. A dated snapshot of the model is the model."""
     priced = judge.priced_for
@@ -205,7 +211,7 @@ def price_notes(judge: JudgeConfig) -> list[str]:
     ]
 
 
-def check_reply_room(judge: JudgeConfig, rubric: RubricConfig) -> None:
+def check_reply_room(judge: EndpointSettings, rubric: RubricConfig) -> None:
     """A live judge's reply budget must fit the rubric's answer format: a cut reply carries no verdict, so every
     call would be paid for and come back unreadable."""
     need = rubric.min_reply_tokens
@@ -220,7 +226,7 @@ def check_reply_room(judge: JudgeConfig, rubric: RubricConfig) -> None:
         )
 
 
-def check_batch(judge: JudgeConfig, cache_mode: CacheMode) -> None:
+def check_batch(judge: BatchSettings, cache_mode: CacheMode) -> None:
     """Batch modes need a judge whose replies are cached, and numbers in range."""
     if judge.mode == JudgeMode.live:
         return
@@ -238,7 +244,7 @@ def check_batch(judge: JudgeConfig, cache_mode: CacheMode) -> None:
         raise UserError(f"{where} needs judge.batch_file=PATH (the batch's output file)")
 
 
-def _check_openai(judge: JudgeConfig) -> None:
+def _check_openai(judge: BatchSettings) -> None:
     """Numbers an HTTP judge needs in range: a negative backoff or quota would fail mid-run or silently mean none."""
     if not judge.model:
         raise UserError(f"judge {judge.name!r} needs judge.model (the model id the endpoint serves)")
@@ -282,12 +288,12 @@ def _check_openai(judge: JudgeConfig) -> None:
         )
 
 
-def is_reasoning_model(judge: JudgeConfig) -> bool:
+def is_reasoning_model(judge: EndpointSettings) -> bool:
     """A judge named as OpenAI's reasoning models (o-series, gpt-5 family), which refuse sampling settings."""
     return is_reasoning_name(judge.model)
 
 
-def _check_reasoning(judge: JudgeConfig) -> None:
+def _check_reasoning(judge: EndpointSettings) -> None:
     """What OpenAI's reasoning models answer 400 to, caught before the first call instead of mid-run."""
     if not is_reasoning_model(judge):
         return
@@ -317,39 +323,34 @@ class Capabilities:
     paid: bool = False  # its calls cost money: a spending cap must be able to bind on every one
     counts_tokens: bool = False  # judge.max_tokens is its reply's token budget: the rubric's reply must fit in it
     batches: bool = False  # it has a batch transport: judge.mode=batch, export and import can go through it
-    check: Callable[[JudgeConfig], None] | None = None  # its own settings' checks (names, ranges)
-    settings: frozenset[str] = frozenset()  # the judge.* keys it reads besides SHARED_SETTINGS: its own group
+    # it answers every item on this machine by a rule, at once (no call waits, costs or is left out): a run of only
+    # such judges is cut into parts on every core and its data checked as it is judged
+    by_rule: bool = False
+    # its own settings' checks (names, ranges), handed the judge's settings: its group's, with the shared ones
+    check: Callable[[Any], None] | None = None
+    group: type[SharedSettings] = SharedSettings  # the settings it reads: the shared ones and its own group's
 
+    @property
+    def settings(self) -> frozenset[str]:
+        """The judge.* keys it reads besides the shared ones: its own group's."""
+        return own_keys(self.group)
 
-# The judge.* keys every backend's judge is read by (the run asks each order `samples` times, whoever answers).
-SHARED_SETTINGS = frozenset({"backend", "name", "samples", "family"})
-# An endpoint's group: how it is reached, asked, retried, paced, priced, and batched.
-ENDPOINT_SETTINGS = frozenset(
-    {"model", "base_url", "port", "api", "system_role", "api_key_env", "temperature", "max_tokens", "max_tokens_param"}
-    | {"seed", "top_p", "logprobs", "reasoning_effort", "extra_body", "extra_headers", "timeout", "max_retries"}
-    | {"retry_backoff", "retry_backoff_max", "max_wait", "orders_together", "cache_marker", "requests_per_minute"}
-    | {"tokens_per_minute", "price_input_per_mtok", "price_output_per_mtok", "price_cached_input_per_mtok"}
-    | {"priced_for", "expect_models", "mode", "batch_size", "batch_poll_seconds", "batch_wait", "batch_discount"}
-    | {"batch_file", "batch_model"}
-)
-SCRIPTED_SETTINGS = frozenset({"strategy", "first_bias", "style_bias"})
-REPLAY_SETTINGS = frozenset({"run"})
 
 # Every backend kind, with what it can do and its own settings (backends.register_backend adds one, with its
 # factory).
 CAPABILITIES: dict[str, Capabilities] = {
     BackendKind.openai.value: Capabilities(
-        paid=True, counts_tokens=True, batches=True, check=_check_openai, settings=ENDPOINT_SETTINGS
+        paid=True, counts_tokens=True, batches=True, check=_check_openai, group=BatchSettings
     ),
-    BackendKind.scripted.value: Capabilities(check=_check_scripted, settings=SCRIPTED_SETTINGS),
-    BackendKind.replay.value: Capabilities(settings=REPLAY_SETTINGS),
+    BackendKind.scripted.value: Capabilities(by_rule=True, check=_check_scripted, group=ScriptedSettings),
+    BackendKind.replay.value: Capabilities(group=ReplaySettings),
 }
 
 
 def unread_settings(judge: JudgeConfig) -> list[str]:
     """Settings given a value (other than the default) that the judge's backend does not read: said at the start
     (a sweep's override may be meant for its other judges), never silently dropped."""
-    own = SHARED_SETTINGS | capabilities_of(judge).settings
+    own = {f.name for f in dataclasses.fields(capabilities_of(judge).group)}
     defaults = JudgeConfig(backend=judge.backend, name=judge.name)
     unread = [
         f"judge.{f.name}={getattr(judge, f.name)}"
@@ -363,7 +364,7 @@ def unread_settings(judge: JudgeConfig) -> list[str]:
     ]
 
 
-def capabilities_of(judge: JudgeConfig) -> Capabilities:
+def capabilities_of(judge: SharedSettings) -> Capabilities:
     """The capabilities of the judge's backend; a name no backend is declared under is one line."""
     found = CAPABILITIES.get(str(judge.backend))
     if found is None:

@@ -5,7 +5,7 @@ Each dataclass mirrors one config group. The config holds the *name* of an API k
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
@@ -115,11 +115,20 @@ class ReasoningEffort(StrEnum):
 
 
 @dataclass
-class JudgeConfig:
-    """One judge: which backend answers the calls, and every setting that can change its reply."""
+class SharedSettings:
+    """The settings every judge is read by, whoever answers its calls: the run asks each order `samples` times."""
 
     backend: BackendKind = MISSING
     name: str = MISSING  # shown in outputs; for replay, the recorded judge configuration to replay
+    samples: int = 1  # times each order is asked (at this temperature); > 1 measures repetition stability
+    family: str | None = None  # model family, to flag self-preference when items name their models
+
+
+@dataclass
+class EndpointSettings(SharedSettings):
+    """An endpoint's own group (backend=openai, any OpenAI-compatible server): how it is reached, asked, retried,
+    paced and priced."""
+
     model: str | None = None  # model id sent to an OpenAI-compatible endpoint
     base_url: str | None = None  # null = OpenAI's own endpoint
     port: int | None = None  # a local server's port, for options whose base_url is built from it (judge=llamacpp)
@@ -154,13 +163,13 @@ class JudgeConfig:
     price_cached_input_per_mtok: float | None = None
     priced_for: str | None = None  # the model the prices are for (a preset's); another judge.model is said at start
     expect_models: list[str] = field(default_factory=list)  # models (or deployments) that may answer besides `model`
-    samples: int = 1  # times each order is asked (at this temperature); > 1 measures repetition stability
-    family: str | None = None  # model family, to flag self-preference when items name their models
-    strategy: Strategy | None = None  # scripted judges only
-    first_bias: float = 0.0  # scripted "noisy": probability of picking the first-shown answer regardless
-    style_bias: float = 0.0  # scripted "formatted": probability of picking the more formatted answer regardless
-    run: str | None = None  # replay: which recorded run (e.g. "repetition1"); null = the main run
-    # Batch mode (docs/batch.md); none of these enters the cache key: a reply is the same however it was fetched.
+
+
+@dataclass
+class BatchSettings(EndpointSettings):
+    """How a batch-sending backend's missing calls are made (docs/batch.md). None of these enters the cache key: a
+    reply is the same however it was fetched."""
+
     mode: JudgeMode = JudgeMode.live  # live | batch (Batch API) | export (write a batch file) | import (read one)
     batch_size: int = 50_000  # lines per batch at most (OpenAI's limit; files are also kept under 200 MB)
     batch_poll_seconds: float = 30.0  # seconds between status checks while waiting
@@ -173,6 +182,35 @@ class JudgeConfig:
     def other_models(self) -> list[str]:
         """The models besides judge.model a reply may name: judge.expect_models and the batch's judge.batch_model."""
         return [*self.expect_models, *([self.batch_model] if self.batch_model else [])]
+
+
+@dataclass
+class ScriptedSettings(SharedSettings):
+    """A scripted judge's own group: its offline rule and its biases."""
+
+    strategy: Strategy | None = None  # the rule
+    first_bias: float = 0.0  # "noisy": probability of picking the first-shown answer regardless
+    style_bias: float = 0.0  # "formatted": probability of picking the more formatted answer regardless
+
+
+@dataclass
+class ReplaySettings(SharedSettings):
+    """A replay judge's own group: which recorded run it replays."""
+
+    run: str | None = None  # which recorded run (e.g. "repetition1"); null = the main run
+
+
+@dataclass
+class JudgeConfig(ReplaySettings, ScriptedSettings, BatchSettings):
+    """One judge as a config gives it (flat keys, `judge.temperature=0.3`): the shared settings and every backend's
+    own group. A backend is built from, and typed to, its own group, so it reads nothing of another's; a key given
+    to a backend that does not read it is said at the start (config.checks.unread_settings)."""
+
+
+def own_keys(group: type[SharedSettings]) -> frozenset[str]:
+    """The judge.* keys a settings group adds to the shared ones."""
+    shared = {f.name for f in fields(SharedSettings)}
+    return frozenset(f.name for f in fields(group) if f.name not in shared)
 
 
 @dataclass

@@ -31,8 +31,8 @@ from judgebias.cache import ReplyStore, open_cache, sample_key
 from judgebias.cache.age import StoredTimes, stamped
 from judgebias.cache.bundle import KeyLog
 from judgebias.cache.disk import RESERVE_BYTES, free_space, megabytes
-from judgebias.config.checks import check_settings, price_notes, unread_settings
-from judgebias.config.schema import BackendKind, CacheMode, Config, judges_of
+from judgebias.config.checks import capabilities_of, check_settings, price_notes, unread_settings
+from judgebias.config.schema import CacheMode, Config, judges_of
 from judgebias.core.errors import CacheFull, CacheUnavailable, FailureKind, NotSent, RunStopped, UserError
 from judgebias.core.item import Item
 from judgebias.core.prefix import layout_note, layout_share
@@ -263,8 +263,8 @@ def _judges_and_items(config: Config) -> tuple[RunItems, list[Judging], list[str
 
 def _checked_as_judged(config: Config) -> bool:
     """Whether a large data file is checked as it is judged, each part of it read once, in its own process: when
-    every judge is scripted (judging costs nothing and waits on nothing, and every item is judged)."""
-    return not config.dry_run and all(judge.backend == BackendKind.scripted for judge in judges_of(config).values())
+    every judge answers by a rule (judging costs nothing and waits on nothing, and every item is judged)."""
+    return not config.dry_run and all(capabilities_of(judge).by_rule for judge in judges_of(config).values())
 
 
 @dataclasses.dataclass
