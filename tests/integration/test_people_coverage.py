@@ -40,11 +40,11 @@ def simulated(seed: int = 11) -> tuple[Rows, float, np.ndarray]:
     verdict = np.where(first == second, first.astype(float), 0.5)
     rows = Rows(
         ItemResult(
-            f"s{i}",
-            VERDICT[verdict[i]],
-            "A" if first[i] else "B",
-            "B" if second[i] else "A",
-            bool(first[i] == second[i]),
+            id=f"s{i}",
+            verdict=VERDICT[verdict[i]],
+            call1="A" if first[i] else "B",
+            call2="B" if second[i] else "A",
+            consistent=bool(first[i] == second[i]),
             human=VERDICT[people[i]],
         )  # type: ignore[arg-type]
         for i in range(ITEMS)

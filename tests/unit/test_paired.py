@@ -27,7 +27,16 @@ def rows(calls: list[tuple[str, str]]) -> list[ItemResult]:
     out = []
     for i, (first, second) in enumerate(calls):
         consistent = {"A": "B", "B": "A"}.get(second, second) == first
-        out.append(ItemResult(f"p{i}", reconcile(first, second), first, second, consistent, human="1"))  # type: ignore[arg-type]
+        out.append(
+            ItemResult(
+                id=f"p{i}",
+                verdict=reconcile(first, second),
+                call1=first,
+                call2=second,
+                consistent=consistent,
+                human="1",
+            )
+        )  # type: ignore[arg-type]
     return out
 
 
@@ -114,14 +123,14 @@ def test_the_gate_fails_only_an_interval_wholly_beyond_the_tolerance(
 def test_moved_items_are_named_by_kind() -> None:
     """Rows as verdicts.jsonl has them: each change is named, unchanged items are left out."""
     base = [
-        ItemResult("x", "1", "A", "B", True, human="1"),
-        ItemResult("y", "tie", "A", "A", False, human="2"),
-        ItemResult("z", "2", "B", "A", True, human="2"),
+        ItemResult(id="x", verdict="1", call1="A", call2="B", consistent=True, human="1"),
+        ItemResult(id="y", verdict="tie", call1="A", call2="A", consistent=False, human="2"),
+        ItemResult(id="z", verdict="2", call1="B", call2="A", consistent=True, human="2"),
     ]
     cand = [
-        ItemResult("x", "2", "B", "A", True, human="1"),
-        ItemResult("y", "2", "B", "A", True, human="2"),
-        ItemResult("z", "2", "B", "A", True, human="2"),
+        ItemResult(id="x", verdict="2", call1="B", call2="A", consistent=True, human="1"),
+        ItemResult(id="y", verdict="2", call1="B", call2="A", consistent=True, human="2"),
+        ItemResult(id="z", verdict="2", call1="B", call2="A", consistent=True, human="2"),
     ]
 
     kinds = moved_kinds(Rows(base), Rows(cand))

@@ -112,7 +112,7 @@ def test_token_counts_and_soft_preferences_that_start_late_read_back_in_their_ro
     back its own (None where it had none), and the columns hold NO_TOKENS and NaN there."""
     import math
 
-    template = ItemResult("x", "1", "A", "B", True, calls=())
+    template = ItemResult(id="x", verdict="1", call1="A", call2="B", consistent=True, calls=())
     tokens = [None] * 5 + [7, 0, None, 3] + [None] * 4
     softs = [None] * 8 + [0.25, None, 0.0, 1.0, None]
     given = [
@@ -134,7 +134,7 @@ def test_ids_past_four_gigabytes_of_text_keep_their_ends(monkeypatch: pytest.Mon
     import judgebias.figures.rows as rows_module
 
     monkeypatch.setattr(rows_module, "_SHORT_END", 20)
-    template = ItemResult("x", "1", "A", "B", True, calls=())
+    template = ItemResult(id="x", verdict="1", call1="A", call2="B", consistent=True, calls=())
     ids = [f"item-{i:04d}" for i in range(6)]
     rows = Rows(dataclasses.replace(template, id=item_id) for item_id in ids)
     assert rows.ids() == ids
@@ -145,7 +145,9 @@ def test_a_row_costs_a_few_dozen_bytes_when_rows_share_their_kind() -> None:
     """200,000 rows of a few kinds (an offline run's: no token counts, no soft preference) take under 40 bytes a
     row (37 measured), by tracemalloc's count: the row objects they replace took about 270."""
     shared = (CallResult("A", None, False, offline=True), CallResult("B", None, False, offline=True))
-    template = ItemResult("x", "1", "A", "B", True, human="1", model_a="p", model_b="q", calls=shared)
+    template = ItemResult(
+        id="x", verdict="1", call1="A", call2="B", consistent=True, human="1", model_a="p", model_b="q", calls=shared
+    )
     rows_in = [dataclasses.replace(template, id=f"item-{i:06d}", chars_a=i % 97, words_b=i % 13) for i in range(1000)]
     tracemalloc.start()
     try:
@@ -165,11 +167,11 @@ def test_rows_of_their_own_read_back_whole_and_cost_no_more_than_the_rows_they_r
     fewer bytes by tracemalloc's count than the same rows kept as ItemResult objects in a list."""
     given = [
         ItemResult(
-            f"item-{i}",
-            "1",
-            "A",
-            "B",
-            True,
+            id=f"item-{i}",
+            verdict="1",
+            call1="A",
+            call2="B",
+            consistent=True,
             human="1",
             model_a="p",
             model_b="q",

@@ -11,7 +11,14 @@ from judgebias.engine.outputs import VerdictWriter
 from judgebias.io.run_dir import RunDir
 
 ITEM = Item("i1", "Q?", "one", "two")
-ROW = ItemResult("i1", "1", "A", "B", True, calls=(CallResult("A", "A", False), CallResult("B", "B", False)))
+ROW = ItemResult(
+    id="i1",
+    verdict="1",
+    call1="A",
+    call2="B",
+    consistent=True,
+    calls=(CallResult("A", "A", False), CallResult("B", "B", False)),
+)
 
 
 def test_a_run_stopped_before_any_verdict_leaves_no_partial_file(tmp_path: Path) -> None:

@@ -275,11 +275,12 @@ _SLIM_CALLS: dict[tuple[Any, ...], CallResult] = {}
 _SLIM_CALLS_KEPT = 4096
 
 
-@dataclass(frozen=True, slots=True)
-class ItemResult:
-    """One item judged twice (or once, for one-order recordings): the row of verdicts.jsonl."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ItemKind:
+    """What an item's row shares with the rows of many others: its verdict and calls, its human label and votes, the
+    models compared, the answers' formatting. figures/rows.py keeps one of each a run has and a number per row, so a
+    field added here is kept, and read back, with no other edit there."""
 
-    id: str
     verdict: Outcome
     call1: Positional  # the reply with a shown first
     call2: Positional | None  # with b shown first, NOT translated; None when that order does not exist
@@ -289,6 +290,17 @@ class ItemResult:
     human_voters: tuple[str, ...] = ()  # who gave each vote (empty: anonymous votes)
     model_a: str | None = None
     model_b: str | None = None
+    style_a: Style | None = None  # markdown features of a as written (None: not recorded)
+    style_b: Style | None = None
+    calls: tuple[CallResult, ...] = field(default=(), compare=False)  # the calls behind call1/call2 (kept last)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ItemResult(ItemKind):
+    """One item judged twice (or once, for one-order recordings): the row of verdicts.jsonl. Its own fields, past
+    its kind's, are each row's alone (figures/rows.py keeps them as columns)."""
+
+    id: str
     chars_a: int = 0
     chars_b: int = 0
     words_a: int = 0
@@ -296,9 +308,6 @@ class ItemResult:
     tokens_a: int | None = None  # lengths in tokens of data.normalize.tokenizer (None: the tokenizer is words)
     tokens_b: int | None = None
     soft: float | None = None  # P(a preferred), averaged over both orders, from logprobs
-    style_a: Style | None = None  # markdown features of a as written (None: not recorded)
-    style_b: Style | None = None
-    calls: tuple[CallResult, ...] = field(default=(), compare=False)  # the calls behind call1/call2
 
     def without_replies(self) -> ItemResult:
         """The row with its calls' reply texts dropped (written out already): what the metrics keep in memory."""

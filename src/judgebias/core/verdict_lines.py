@@ -16,6 +16,7 @@ import functools
 import math
 import operator
 from collections.abc import Sequence
+from dataclasses import fields
 from typing import Annotated, Any, Literal, NamedTuple, get_args
 
 import msgspec
@@ -132,7 +133,7 @@ MEMBER_ORDER = {m.name: number for number, m in enumerate(LINE)}  # a line's mem
 
 ROW_MEMBERS = tuple(m.name for m in LINE if m.row)
 # The reader's members are the row's fields: the row is made by name, so the two declarations cannot drift apart.
-assert set(ROW_MEMBERS) == {name for name in ItemResult.__slots__ if name != "calls"}, "a row field is not in LINE"
+assert set(ROW_MEMBERS) == {f.name for f in fields(ItemResult) if f.name != "calls"}, "a row field is not in LINE"
 _ROW_VALUES = operator.attrgetter(*ROW_MEMBERS)
 
 

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
-from typing import Protocol
 
 import numpy as np
 
 from judgebias.core.labels import HUMAN_LABELS, majority
+from judgebias.core.record import ItemKind
 from judgebias.core.summary import Agreement, Calibration
 from judgebias.figures import stats
 from judgebias.figures.stats import FloatArray, IntArray
@@ -29,19 +29,6 @@ _INDEX: dict[str, int] = {label: i for i, label in enumerate(HUMAN_LABELS)}
 _DECISIVE = ("1", "2")
 
 
-class Voted(Protocol):
-    """What the calibration reads of a row: ItemResult has it, and so has figures.rows.RowKind."""
-
-    @property
-    def verdict(self) -> str: ...
-
-    @property
-    def human_votes(self) -> tuple[str, ...]: ...
-
-    @property
-    def human_voters(self) -> tuple[str, ...]: ...
-
-
 class _Draws:
     """The run's bootstrap (items, or clusters of items) shared by every figure of the calibration.
 
@@ -49,7 +36,7 @@ class _Draws:
     (and in their cluster) are drawn as one unit (stats.units_of, stats.unit_counts), and the draws are made anew
     for each figure from the same seed instead of kept: the same numbers, without resamples x items in memory."""
 
-    def __init__(self, items: Sequence[Voted], resamples: int, seed: int, groups: IntArray | None) -> None:
+    def __init__(self, items: Sequence[ItemKind], resamples: int, seed: int, groups: IntArray | None) -> None:
         kind = stats.cluster_index((r.verdict, r.human_votes, r.human_voters) for r in items)
         self.units = stats.units_of([kind] if groups is None else [kind, groups], len(items))
         self.resamples, self.seed, self.groups = resamples, seed, groups
@@ -128,7 +115,7 @@ def _agreements(
     }
 
 
-def _by_annotator(r: Voted) -> dict[str, str]:
+def _by_annotator(r: ItemKind) -> dict[str, str]:
     """The item's votes by annotator name ({} when its votes are anonymous)."""
     if len(r.human_voters) != len(r.human_votes):
         return {}
@@ -141,7 +128,7 @@ def _kappa_cell(first: str, second: str) -> int:
 
 
 def calibrate(
-    items: Sequence[Voted], *, resamples: int = 1000, seed: int = 0, groups: IntArray | None = None
+    items: Sequence[ItemKind], *, resamples: int = 1000, seed: int = 0, groups: IntArray | None = None
 ) -> Calibration | None:
     """The human ceiling, the judge against the majority and against each annotator; None without votes.
 
@@ -162,7 +149,7 @@ def calibrate(
     }
 
 
-def _ceiling(items: Sequence[Voted], annotators: Sequence[str], draws: _Draws) -> Agreement:
+def _ceiling(items: Sequence[ItemKind], annotators: Sequence[str], draws: _Draws) -> Agreement:
     """How often two people agree (with ties, decisive), and the chance-corrected figure: Cohen's kappa for two
     named annotators, Krippendorff's alpha otherwise."""
     n = len(items)
@@ -195,7 +182,7 @@ def _ceiling(items: Sequence[Voted], annotators: Sequence[str], draws: _Draws) -
     return out
 
 
-def _against(items: Sequence[Voted], scored: FloatArray, labels: Sequence[str | None], draws: _Draws) -> Agreement:
+def _against(items: Sequence[ItemKind], scored: FloatArray, labels: Sequence[str | None], draws: _Draws) -> Agreement:
     """The judge's verdicts against one label per item (None: no label): with ties, decisive, Cohen's kappa."""
     n = len(items)
     has = scored * np.array([label is not None for label in labels], dtype=np.float64)
@@ -212,7 +199,7 @@ def _against(items: Sequence[Voted], scored: FloatArray, labels: Sequence[str | 
     return out
 
 
-def _against_majority(items: Sequence[Voted], scored: FloatArray, draws: _Draws) -> Agreement:
+def _against_majority(items: Sequence[ItemKind], scored: FloatArray, draws: _Draws) -> Agreement:
     """The judge against the strict plurality of each item's votes; split items (no plurality) left out."""
     labels = [majority(r.human_votes) for r in items]
     out = _against(items, scored, labels, draws)
@@ -220,7 +207,7 @@ def _against_majority(items: Sequence[Voted], scored: FloatArray, draws: _Draws)
     return out
 
 
-def _against_annotator(items: Sequence[Voted], scored: FloatArray, name: str, draws: _Draws) -> Agreement:
+def _against_annotator(items: Sequence[ItemKind], scored: FloatArray, name: str, draws: _Draws) -> Agreement:
     """The judge against one annotator's labels."""
     labels = [_by_annotator(r).get(name) for r in items]
     return {"annotator": name, **_against(items, scored, labels, draws)}

@@ -22,12 +22,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from judgebias.core.record import ItemKind
 from judgebias.core.summary import CorrectedFigure, CorrectedSection
 from judgebias.core.verdict import WIN_SCORE
 from judgebias.figures import ppi
 from judgebias.figures.formatting import counted, pct
 from judgebias.figures.ppi import Counts, Estimate, FloatArray
-from judgebias.figures.rows import RowKind, Rows
+from judgebias.figures.rows import Rows
 
 METHOD = "PPI++ (prediction-powered inference with power-tuned λ; Angelopoulos, Duchi & Zrnic 2023)"
 MIN_LABELS = 10  # fewer labelled items than this: no correction (an interval from a handful says nothing)
@@ -167,7 +168,7 @@ def _units(keys: Sequence[NDArray[Any]]) -> tuple[NDArray[np.int64], NDArray[np.
     return first, inverse.reshape(-1).astype(np.int32), counts.astype(np.int64)
 
 
-def _person(kind: RowKind) -> tuple[float, float, float, float]:
+def _person(kind: ItemKind) -> tuple[float, float, float, float]:
     """(labelled, score of a, share of labels for a, share decisive) of a kind of row: its votes where it has them,
     else its one label."""
     labels = [vote for vote in kind.human_votes if vote in SCORE] or ([kind.human] if kind.human in SCORE else [])

@@ -23,7 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from judgebias.core.judged import calls_by_order, majority_label, soft_preference
-from judgebias.core.record import ItemResult
+from judgebias.core.record import ItemKind, ItemResult
 from judgebias.core.style import FEATURES, Style
 from judgebias.core.summary import (
     CallCounts,
@@ -63,7 +63,7 @@ from judgebias.figures.corrected import (
     win_rate_replicates,
 )
 from judgebias.figures.formatting import TOO_FEW_RESAMPLES, counted
-from judgebias.figures.rows import RowKind, Rows
+from judgebias.figures.rows import Rows
 from judgebias.figures.stats import FloatArray
 
 Label = TypeVar("Label", bound=str)  # a positional label or an item-frame verdict, whichever a majority counts
@@ -428,7 +428,7 @@ def bradley_terry_ratings(
     # Columns filled straight from the rows: a list of (model, model, score) tuples cost 100 bytes a game.
     items = Rows.of(results)
 
-    def is_game(r: RowKind) -> bool:
+    def is_game(r: ItemKind) -> bool:
         return r.verdict != "error" and bool(r.model_a and r.model_b) and r.model_a != r.model_b
 
     played = np.flatnonzero(_mask(items, is_game))
@@ -663,7 +663,7 @@ def _pooled(items: Rows, scored: Mask, figures: _Figures) -> Pooled:
     # few combinations, each scored once.
     known: dict[tuple[str, str | None], int] = {}
 
-    def code(r: RowKind) -> int:
+    def code(r: ItemKind) -> int:
         labels = (r.call1, r.call2)
         if (found := known.get(labels)) is None:
             found = known[labels] = _pooled_code(*labels)
@@ -905,7 +905,7 @@ def _log_counts(style: Style) -> FloatArray:
 def _picked_values(
     items: Rows,
     rows: IntArray | None,
-    value: Callable[[RowKind], float],
+    value: Callable[[ItemKind], float],
     dtype: type[np.generic] = np.float64,
 ) -> NDArray[Any]:
     """value(kind) for the items at `rows` (None: every item), computed once per kind of row."""
@@ -956,7 +956,7 @@ def _human_labels(
 
     # Kappa table: rows = judge verdict, columns = human label, categories 1 / 2 / tie; each item's cell of the
     # table in a byte (_NO_CELL: counted in none), made one-hot only on the rows the bootstrap reads.
-    def cell(r: RowKind) -> int:
+    def cell(r: ItemKind) -> int:
         if r.human in _KAPPA_LABELS and r.verdict in _KAPPA_LABELS:
             return 3 * _KAPPA_LABELS.index(r.verdict) + _KAPPA_LABELS.index(r.human)
         return _NO_CELL
@@ -1261,13 +1261,13 @@ def _total(style: Style | None) -> int:
     return 0 if style is None else style.total
 
 
-def _mask(items: Rows, test: Callable[[RowKind], bool]) -> Mask:
+def _mask(items: Rows, test: Callable[[ItemKind], bool]) -> Mask:
     """test(kind) per item as 0/1, a byte an item: the masks are multiplied together and with float columns, and
     summed; never subtracted below 0 (a difference of two is taken in a signed type where it can be negative)."""
     return items.per_kind(test, np.bool_).view(np.uint8)
 
 
-def _values(items: Rows, value: Callable[[RowKind], float]) -> FloatArray:
+def _values(items: Rows, value: Callable[[ItemKind], float]) -> FloatArray:
     """value(kind) per item as floats, computed once per kind of row."""
     return _picked_values(items, None, value)
 
@@ -1278,6 +1278,6 @@ def _point(numerator: NDArray[Any], denominator: NDArray[Any]) -> float | None:
     return float(numerator.sum(dtype=np.float64)) / total if total > 0 else None
 
 
-def _positional(r: ItemResult | RowKind) -> list[str]:
+def _positional(r: ItemKind) -> list[str]:
     """The item's positional replies (call2 only when that order exists)."""
     return [r.call1] if r.call2 is None else [r.call1, r.call2]

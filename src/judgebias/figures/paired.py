@@ -16,11 +16,11 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from judgebias.core.record import ItemResult
+from judgebias.core.record import ItemKind, ItemResult
 from judgebias.figures import catalogue, stats
 from judgebias.figures.catalogue import Better
 from judgebias.figures.metrics import IntArray, Measured, bootstrap_units
-from judgebias.figures.rows import RowKind, Rows
+from judgebias.figures.rows import Rows
 from judgebias.figures.stats import FloatArray
 
 # The figures compared, in the catalogue's order, and which way is better for a judge (neither: a property of the
@@ -70,7 +70,7 @@ def invalid_rate(rows: Sequence[ItemResult]) -> tuple[FloatArray, FloatArray]:
     """Unreadable replies per call answered, per item (numerator, denominator): failed calls are not counted."""
     items = Rows.of(rows)
 
-    def positional(r: RowKind) -> list[str]:
+    def positional(r: ItemKind) -> list[str]:
         return [r.call1] if r.call2 is None else [r.call1, r.call2]
 
     numerator = items.per_kind(lambda r: positional(r).count("invalid"))

@@ -1,7 +1,7 @@
 """The rows a run keeps for its figures, as compact columns: a million items in tens of megabytes, not hundreds.
 
 A row (ItemResult) is mostly what many rows share: its verdict and calls, its human label and votes, the models
-compared, the answers' formatting. Those fields are the row's *kind*, kept once in a table (`kinds`); each row keeps
+compared, the answers' formatting. Those fields are the row's *kind* (core.record.ItemKind), kept once in a table (`kinds`); each row keeps
 only its kind's number, its lengths, its soft preference and its id, a few dozen bytes in arrays. Where rows share
 little (a live run's calls carry each reply's token counts), a kind is kept per row, without the table to find it. A figure that
 reads only a kind's fields is computed once per kind (`per_kind`) and spread over the rows by their numbers; one
@@ -17,15 +17,14 @@ import math
 import operator
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from typing import Any, overload
 
 import numpy as np
 from numpy.typing import NDArray
 
-from judgebias.core.record import CallResult, ItemResult, new_item_result
-from judgebias.core.style import Style
-from judgebias.core.verdict import Outcome, Positional
+from judgebias.core.frozen import slot_filler
+from judgebias.core.record import ItemKind, ItemResult, new_item_result
 
 NO_TOKENS = -1  # tokens_a/tokens_b not counted (the tokenizer is words): None in the row
 _LOOKED_UP = 4096  # kinds past which the table of kinds is dropped if most rows have a kind of their own
@@ -34,39 +33,21 @@ _SHORT_END = 0xFFFFFFFF  # the ids' UTF-8 up to this many bytes: their ends in 4
 _TAKEN_IDS = 65536  # ids copied together by Rows.take
 
 
-@dataclass(frozen=True, slots=True, eq=False)
-class RowKind:
-    """What rows share: every field of an ItemResult but its id, lengths and soft preference."""
-
-    verdict: Outcome
-    call1: Positional
-    call2: Positional | None
-    consistent: bool | None
-    human: str | None
-    human_votes: tuple[str, ...]
-    human_voters: tuple[str, ...]
-    model_a: str | None
-    model_b: str | None
-    style_a: Style | None
-    style_b: Style | None
-    calls: tuple[CallResult, ...]
-
-
-KIND_FIELDS = tuple(spec.name for spec in fields(RowKind))
-COLUMNS = ("id", "chars_a", "chars_b", "words_a", "words_b", "tokens_a", "tokens_b", "soft")  # each row's own
+KIND_FIELDS = tuple(spec.name for spec in fields(ItemKind))  # what rows share: an ItemResult's kind
+COLUMNS = tuple(spec.name for spec in fields(ItemResult) if spec.name not in KIND_FIELDS)  # each row's own
 _KIND_VALUES = operator.attrgetter(*KIND_FIELDS)
 _KIND_SHARED = operator.attrgetter(*KIND_FIELDS[:-1])  # but its calls (kept by identity)
-_new_kind: Any = RowKind  # called with those values, then the calls (a tuple's length mypy cannot follow)
-assert KIND_FIELDS[-1] == "calls" and {*KIND_FIELDS, *COLUMNS} == {spec.name for spec in fields(ItemResult)}, (
-    "a field of ItemResult is neither a kind's nor a column"
-)
+_new_kind: Any = slot_filler(ItemKind, positional=True)  # those values, then the calls (mypy cannot count them)
+assert KIND_FIELDS[-1] == "calls" and COLUMNS == (
+    *("id", "chars_a", "chars_b", "words_a", "words_b", "tokens_a", "tokens_b", "soft"),
+), "an ItemResult field of each row's own needs its column here: a field the rows share belongs to ItemKind"
 
 
 class Rows(Sequence[ItemResult]):
     """A run's rows in dataset order: each row's kind number and numbers in arrays, the kinds in a table."""
 
     def __init__(self, rows: Iterable[ItemResult] = ()) -> None:
-        self.kinds: list[RowKind] = []  # in order of their first row: every kind here has at least one row
+        self.kinds: list[ItemKind] = []  # in order of their first row: every kind here has at least one row
         # A kind's fields (its calls by identity) -> its number; None once most rows are kinds of their own.
         self._numbers: dict[tuple[Any, ...], int] | None = {}
         self._kind = array("I")
@@ -226,7 +207,7 @@ class Rows(Sequence[ItemResult]):
             self._codes = np.frombuffer(self._kind, dtype=np.uint32).astype(np.int32)
         return self._codes
 
-    def kind_of_each(self) -> list[RowKind]:
+    def kind_of_each(self) -> list[ItemKind]:
         """Each row's kind, in row order: for code that reads rows one by one but only their kinds' fields (a
         pointer a row, where reading the rows themselves builds an ItemResult each)."""
         kinds = self.kinds
@@ -236,11 +217,11 @@ class Rows(Sequence[ItemResult]):
         """How many rows each kind has (in `kinds` order)."""
         return np.bincount(self.codes(), minlength=len(self.kinds))
 
-    def counted(self) -> Iterator[tuple[RowKind, int]]:
+    def counted(self) -> Iterator[tuple[ItemKind, int]]:
         """Each kind with its number of rows, in order of their first row."""
         return zip(self.kinds, self.counts().tolist(), strict=True)
 
-    def per_kind(self, value: Callable[[RowKind], Any], dtype: type[np.generic] = np.float64) -> NDArray[Any]:
+    def per_kind(self, value: Callable[[ItemKind], Any], dtype: type[np.generic] = np.float64) -> NDArray[Any]:
         """value(kind) for each row, computed once per kind."""
         table = np.fromiter(map(value, self.kinds), dtype=dtype, count=len(self.kinds))
         return table[self.codes()]
