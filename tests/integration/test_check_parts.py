@@ -293,13 +293,13 @@ def test_a_data_file_changed_while_a_free_judge_reads_it_stops_the_run(
     """The file is rewritten while its parts are judged (their places were cut in the old one): the run ends saying
     so, with no verdict file, instead of figures of lines read from two different files."""
     path = _bom_file(tmp_path, [json.dumps(_record(n)) for n in range(600)])
-    real = items_module.RunItems.part
+    real = items_module.ItemsCheckedAsJudged.part  # the items of a scripted judge's large file
 
     def edited_while_read(self: Any, part: Any = None) -> Any:
         path.write_text(path.read_text(encoding="utf-8-sig") + json.dumps(_record(600)) + "\n", encoding="utf-8")
         return real(self, part)
 
-    monkeypatch.setattr(items_module.RunItems, "part", edited_while_read)
+    monkeypatch.setattr(items_module.ItemsCheckedAsJudged, "part", edited_while_read)
     run_dir = tmp_path / "run"
     with pytest.raises(UserError, match="the data file changed after it was checked"):
         run_here(run_dir, "data=jsonl", f"data.path={path}", "judge=longer", f"cache.dir={tmp_path / 'c'}")

@@ -14,7 +14,7 @@ from typing import Any
 from judgebias.core.errors import UserError
 from judgebias.core.item import Item
 from judgebias.engine import outputs
-from judgebias.engine.items import Part
+from judgebias.engine.items import ItemsCheckedAsJudged, Part
 from judgebias.engine.judging import (
     Job,
     JudgedRows,
@@ -55,8 +55,8 @@ def judge_free(job: Job) -> tuple[JudgedRows, outputs.VerdictWriter]:
             failures.update(judged.failures)
             progress.absorb(judged.lines, judged.calls, judged.cached)
             read_elsewhere.append(judged.read)
-        if job.items.checked_as_judged:
-            _conclude_check(job, read_elsewhere, writer)
+        if isinstance(job.items, ItemsCheckedAsJudged):
+            _conclude_check(job.items, read_elsewhere, writer)
             progress.settle()
         writer.close()  # verdicts.jsonl.part: renamed once the summary is written (outputs.write_run)
     except BaseException:
@@ -69,11 +69,11 @@ def judge_free(job: Job) -> tuple[JudgedRows, outputs.VerdictWriter]:
     return (per_judge, combined, failures), writer
 
 
-def _conclude_check(job: Job, read_elsewhere: list[Any], writer: outputs.VerdictWriter) -> None:
+def _conclude_check(items: ItemsCheckedAsJudged, read_elsewhere: list[Any], writer: outputs.VerdictWriter) -> None:
     """Items checked as judged: any problem of the file stops the run now, its lines thrown away (a free judge
     loses nothing)."""
     try:
-        job.items.conclude(read_elsewhere)
+        items.conclude(read_elsewhere)
     except UserError:
         writer.discard()
         raise
@@ -104,7 +104,7 @@ def _part_judge(job: Job, part: Part) -> JudgePart:
         per_judge, combined, failures = _judge_items(job, job.items.part(part), writer, progress)
         writer.close()
         calls = progress.live + progress.cached
-        read = job.items.read_here(part) if job.items.checked_as_judged else None
+        read = job.items.read_here(part) if isinstance(job.items, ItemsCheckedAsJudged) else None
         return PartJudged(
             per_judge, combined if ensemble else None, failures, writer.lines, calls, progress.cached, read
         )

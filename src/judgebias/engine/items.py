@@ -8,9 +8,10 @@ normalised as configured, and stops with one line if the file is no longer the o
 data file that cannot be read twice (a pipe) is held in memory instead.
 
 A large file's check is cut into parts at line starts, each later part read in a forked process (engine.parts).
-A scripted judge's large file is read once: each part is checked by the process that judges it, as it is judged
-(nothing is sent, so nothing is lost by finding a problem late), and `conclude` stops the run as the check before
-judging would have, before any verdict file is kept.
+When every judge answers by rule, a large file is read once instead (ItemsCheckedAsJudged, chosen by `run_items`):
+each part is checked by the process that judges it, as it is judged (nothing is sent, so nothing is lost by finding
+a problem late), and `conclude` stops the run as the check before judging would have, before any verdict file is
+kept.
 """
 
 from __future__ import annotations
@@ -154,31 +155,61 @@ def _checking(
         yield item
 
 
+@dataclasses.dataclass(frozen=True)
+class _Source:
+    """The data file as the run reads it: where, in which format, and what tells that it is unchanged (None: a file
+    that cannot be read twice, read once and held)."""
+
+    path: Path
+    reading: Reading
+    stamp: _Stamp | None
+
+    @classmethod
+    def of(cls, config: Config) -> _Source:
+        """The run's data file (a missing one is named by the first reading)."""
+        data = config.data
+        path = resolve_path(data.path, data.root)
+        reading = reading_of(data, path)
+        return cls(path, reading, _Stamp.of(path) if reading.streams else None)
+
+    def cut(self, limit: int | None) -> tuple[list[tuple[Place, int]], int]:
+        """A large file read again, without data.limit, cut into one part per core (each part's place, and the
+        offset it stops at), and its number of lines; no parts for any other."""
+        if self.stamp is None or limit is not None:
+            return [], 0
+        count = parts_wanted(self.path.stat().st_size, CHECK_PART_MIN_BYTES)
+        return cut_lines(self.path, count) if count > 1 else ([], 0)
+
+
+def run_items(config: Config, *, check_as_judged: bool = False) -> RunItems:
+    """The run's items: checked as they are judged when that is asked for (every judge answers by rule, so nothing
+    is lost by finding a problem late) and the file is large enough to cut into parts; else checked whole first."""
+    source = _Source.of(config)
+    if check_as_judged:
+        cuts, lines = source.cut(config.data.limit)
+        if cuts:
+            return ItemsCheckedAsJudged(config, source, cuts, lines)
+    return RunItems(config, source)
+
+
 class RunItems:
-    """The items a run judges, in order: a hash of each id (and each value of the clustering's field) until judging
-    starts, then read again.
+    """The items a run judges, in order, every line checked before judging starts: then a hash of each id (and
+    each value of the clustering's field) until judging starts, and the items read again as they are judged.
 
     Iterating yields full Items, normalised and cut as data.normalize says; `len()` is their number."""
 
-    def __init__(self, config: Config, *, check_as_judged: bool = False) -> None:
-        data = config.data
-        self.path = resolve_path(data.path, data.root)
-        self.reading = reading_of(data, self.path)
+    def __init__(self, config: Config, source: _Source | None = None) -> None:
+        self._open(config, source or _Source.of(config))
+        held: list[Item] | None = [] if self._stamp is None else None  # read once and held (a pipe)
+        self._adopt(self._checked(held, self._source.cut(config.data.limit)[0]), held)
+
+    def _open(self, config: Config, source: _Source) -> None:
+        """What every reading of the items needs: the file, the clustering's field, the tokenizer."""
         self._config = config
-        # None: read once and held (any format but JSONL, or a pipe; a missing file: read_items names it)
-        self._stamp = _Stamp.of(self.path) if self.reading.streams else None
-        held: list[Item] | None = [] if self._stamp is None else None
-        field = cluster_field(config.bootstrap.cluster)
-        self._field = field
-        self._cuts: list[tuple[Place, int]] = []  # checked as judged: the parts of the file
-        self._lines = 0  # checked as judged: the file's lines, which the items are at most
-        self._read_parts: dict[Place, _Checked] = {}  # checked as judged: what each part read here found
-        self._labels: dict[str, object] = {}  # checked as judged: clustered items' values until their lines
-        self._concluded: Clustering | None = None  # the clustering: once asked, or once every part is read
-        cuts, lines = self._cut(held)
-        if check_as_judged and cuts:
-            self._cuts, self._lines = cuts, lines
-        self._adopt(_Checked() if self._cuts else self._checked(field, held, cuts), held)
+        self._source = source
+        self.path, self.reading, self._stamp = source.path, source.reading, source.stamp
+        self._field = cluster_field(config.bootstrap.cluster)
+        self._concluded: Clustering | None = None  # the clustering, once known
         self._marks: dict[int, Place] = {}  # the place of every _MARK_EVERY-th item, kept for judging in parts
         self._tokenizer = self._load_tokenizer()
 
@@ -196,48 +227,14 @@ class RunItems:
             del places.offsets[self._count :], places.lines[self._count :]  # lines past data.limit
         self._places = places
 
-    @property
-    def checked_as_judged(self) -> bool:
-        """Whether the items are checked as they are judged (a free judge's large file: each part read once), not
-        before: then their number and clustering are known once `conclude` has every part's reading."""
-        return bool(self._cuts)
-
-    @property
-    def _unconcluded(self) -> bool:
-        """Checked as judged, and not every part's reading concluded yet (a concluded file has at least one item)."""
-        return bool(self._cuts) and not self._count
-
     def expected(self) -> int:
-        """How many items judging will meet: their number, or the file's lines while they are checked as judged."""
-        return self._lines if self._unconcluded else self._count
+        """How many items judging will meet."""
+        return self._count
 
-    def conclude(self, parts: list[_Checked]) -> None:
-        """Checked as judged: every part is read (those read here, then `parts` from other processes, in order). Any
-        problem of any line stops the run here as the check before judging would have; else the items are known as
-        that check knows them."""
-        self._check_unchanged()  # the parts were read at offsets the file had when it was cut
-        checked = _Checked()
-        for part in [*self._read_parts.values(), *parts]:
-            checked.extend(part)
-        checked.findings.conclude(self.path, self.reading)
-        self._adopt(checked, None)
-        self._read_parts.clear()
-        found, _ = self._clustering_of_values()
-        self._concluded = found
-        self._release_check()  # the values the clustering was made of are not needed again
-
-    def _cut(self, held: list[Item] | None) -> tuple[list[tuple[Place, int]], int]:
-        """A large file read without data.limit cut into one part per core (each part's place, and the offset it stops
-        at), and its number of lines; no parts for any other."""
-        if held is not None or self._config.data.limit is not None:
-            return [], 0
-        count = parts_wanted(self.path.stat().st_size, CHECK_PART_MIN_BYTES)
-        return cut_lines(self.path, count) if count > 1 else ([], 0)
-
-    def _checked(self, field: str | None, held: list[Item] | None, cuts: list[tuple[Place, int]]) -> _Checked:
+    def _checked(self, held: list[Item] | None, cuts: list[tuple[Place, int]]) -> _Checked:
         """The check of every line: in these parts on every core (each later part in a forked process), else here
         in one reading. Any problem stops the run here, naming every bad line."""
-        limit = self._config.data.limit
+        limit, field = self._config.data.limit, self._field
         helpers = started(
             lambda lines: Forked(functools.partial(_check_lines, self.path, self.reading, field, None, None, lines)),
             cuts[1:],
@@ -281,18 +278,15 @@ class RunItems:
     def cluster_values(self) -> dict[str, object]:
         """Each item's value of the clustering's field (bootstrap.cluster), by id: what its verdict line records,
         whether or not the values repeat enough to cluster by; a field no item has stops the run here. Asked once,
-        as judging starts: what the check kept for it goes then, but for the places judging in parts starts at.
-        Checked as judged: each item's value from its reading, until its line is written."""
-        if self._cuts:
-            return self._labels
+        as judging starts: what the check kept for it goes then, but for the places judging in parts starts at."""
         found, values = self._clustering_of_values()
         self._concluded = found
         self._release_check()
         return values
 
     def clustering(self) -> Clustering | None:
-        """The run's clustering of the items kept (None: by item): known once `cluster_values` was asked, or, checked
-        as judged, once `conclude` has read every part."""
+        """The run's clustering of the items kept (None: by item): known once `cluster_values` was asked (items
+        checked as judged: once `conclude` has read every part)."""
         return self._concluded
 
     def _clustering_of_values(self) -> tuple[Clustering | None, dict[str, object]]:
@@ -315,9 +309,7 @@ class RunItems:
 
     def parts(self, count: int) -> list[Part]:
         """The items cut into up to `count` parts of about equal size, in order, each starting at a marked item (one
-        part when the items are held, or too few to cut); checked as judged, the parts of the file already cut."""
-        if self._cuts:
-            return [Part(0, 0, place, end) for place, end in self._cuts]
+        part when the items are held, or too few to cut)."""
         if self._held is not None or not self._marks:
             return [Part(0, self._count, START)]
         starts = sorted({min(self._marks, key=lambda m: abs(m - k * self._count // count)) for k in range(count)})
@@ -327,24 +319,10 @@ class RunItems:
         return [Part(start, stop, self._marks[start]) for start, stop in zip(starts, stops, strict=True)]
 
     def part(self, part: Part | None = None) -> Iterator[Item]:
-        """The items of one part (None: all), normalised, read from the file where the part starts (checked as they
-        are read, when they are checked as judged)."""
+        """The items of one part (None: all), normalised, read from the file where the part starts."""
         if self._released:
             raise RuntimeError("the items were released after judging")
-        if self._unconcluded:
-            return map(self._normalised, self._checked_read(part or Part(0, 0, START, self._cuts[-1][1])))
         return map(self._normalised, self._read(part))
-
-    def read_here(self, part: Part) -> _Checked:
-        """What this process's reading of a part checked as judged found (sent back to the one that concludes)."""
-        return self._read_parts[part.place]
-
-    def _checked_read(self, part: Part) -> Iterator[Item]:
-        """The items of one part of the file, checked as they are read; each clustered item's value kept until its line
-        is written."""
-        checked = self._read_parts[part.place] = _Checked()
-        lines = (part.place, part.end)
-        return _checking(self.path, self.reading, self._field, None, None, lines, checked, self._labels)
 
     def release(self) -> None:
         """Every item is judged: the ids' hashes (8 bytes an item) and any held items go before the summary,
@@ -417,3 +395,66 @@ class RunItems:
             "that it never holds every item): judging stopped; leave the file as it is while a run reads it, then "
             "rerun the same command (every reply received so far is cached and not paid again)"
         )
+
+
+class ItemsCheckedAsJudged(RunItems):
+    """A large file whose judges all answer by rule, read once: each part is checked by the process that judges it,
+    as it is judged, and `conclude` stops the run as the check before judging would have, before any verdict file
+    is kept. Until then its items' number is the file's lines at most, and its clustering unknown."""
+
+    def __init__(self, config: Config, source: _Source, cuts: list[tuple[Place, int]], lines: int) -> None:
+        self._open(config, source)
+        self._cuts = cuts  # the parts of the file, each judged (and checked) by one process
+        self._lines = lines  # the file's lines, which the items are at most
+        self._read_parts: dict[Place, _Checked] = {}  # what each part read in this process found
+        self._labels: dict[str, object] = {}  # clustered items' values until their lines are written
+        self._adopt(_Checked(), None)
+
+    @property
+    def _unconcluded(self) -> bool:
+        """Not every part's reading concluded yet (a concluded file has at least one item)."""
+        return not self._count
+
+    def expected(self) -> int:
+        """How many items judging will meet: the file's lines, until every part's reading is concluded."""
+        return self._lines if self._unconcluded else self._count
+
+    def cluster_values(self) -> dict[str, object]:
+        """Each clustered item's value, by id, from its reading, until its line is written."""
+        return self._labels
+
+    def parts(self, count: int) -> list[Part]:
+        """The parts the file was cut into (one per core, whatever `count`)."""
+        return [Part(0, 0, place, end) for place, end in self._cuts]
+
+    def part(self, part: Part | None = None) -> Iterator[Item]:
+        """The items of one part (None: all), normalised, checked as they are read until the run concludes."""
+        if self._released or not self._unconcluded:
+            return super().part(part)
+        return map(self._normalised, self._checked_read(part or Part(0, 0, START, self._cuts[-1][1])))
+
+    def read_here(self, part: Part) -> _Checked:
+        """What this process's reading of a part found (sent back to the one that concludes)."""
+        return self._read_parts[part.place]
+
+    def conclude(self, parts: list[_Checked]) -> None:
+        """Every part is read (those read here, then `parts` from other processes, in order). Any problem of any
+        line stops the run here as the check before judging would have; else the items are known as that check
+        knows them."""
+        self._check_unchanged()  # the parts were read at offsets the file had when it was cut
+        checked = _Checked()
+        for part in [*self._read_parts.values(), *parts]:
+            checked.extend(part)
+        checked.findings.conclude(self.path, self.reading)
+        self._adopt(checked, None)
+        self._read_parts.clear()
+        found, _ = self._clustering_of_values()
+        self._concluded = found
+        self._release_check()  # the values the clustering was made of are not needed again
+
+    def _checked_read(self, part: Part) -> Iterator[Item]:
+        """The items of one part of the file, checked as they are read; each clustered item's value kept until its
+        line is written."""
+        checked = self._read_parts[part.place] = _Checked()
+        lines = (part.place, part.end)
+        return _checking(self.path, self.reading, self._field, None, None, lines, checked, self._labels)

@@ -43,7 +43,7 @@ from judgebias.core.summary import DryRunEstimate, Summary
 from judgebias.engine import outputs
 from judgebias.engine.budget import Budget, Meter, Spend, UnusedAttempts, charged, metered, worst_case
 from judgebias.engine.free import judge_free
-from judgebias.engine.items import RunItems
+from judgebias.engine.items import ItemsCheckedAsJudged, RunItems, run_items
 from judgebias.engine.judging import (
     Job,
     JudgedRows,
@@ -239,7 +239,7 @@ def _design(config: Config) -> Design | None:
 
 def _judges_and_items(config: Config) -> tuple[RunItems, list[Judging], list[str]]:
     """The items every judge can judge, the judges with their backends, and the notes to print before calling."""
-    items = RunItems(config, check_as_judged=_checked_as_judged(config))
+    items = run_items(config, check_as_judged=_checked_as_judged(config))
     judgments = resolve_path(config.data.judgments, config.data.root) if config.data.judgments else None
     judgings = [
         Judging(name, judge, build_backend(judge, config.rubric, judgments))
@@ -256,7 +256,7 @@ def _judges_and_items(config: Config) -> tuple[RunItems, list[Judging], list[str
         left_out = items.retain(judging.backend.has) if judging.backend.selective else 0
         if left_out:
             notes.append(f"judge {judging.name!r} has no recording for {left_out} items: judged the other {len(items)}")
-    if not len(items) and not items.checked_as_judged:
+    if not len(items) and not isinstance(items, ItemsCheckedAsJudged):
         raise UserError("no item is left to judge (the replayed judges share no recorded item)")
     return items, judgings, notes
 
