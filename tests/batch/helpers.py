@@ -11,7 +11,7 @@ from judgebias.backends.openai import OpenAIJudge
 from judgebias.backends.openai_batch import OpenAIBatches
 from judgebias.batch.batcher import Batcher, Ledger
 from judgebias.cache import ReplyCache
-from judgebias.config.schema import BackendKind, JudgeConfig, RubricConfig
+from judgebias.config.schema import JudgeConfig, RubricConfig
 from judgebias.devserver.server import RunningServer
 
 
@@ -51,7 +51,5 @@ def batcher(server: RunningServer, tmp_path: Path, **settings: Any) -> tuple[Bat
 
 def transport(server: RunningServer) -> OpenAIBatches:
     """OpenAI's Batch API at `server`, as a live judge of that endpoint sends batches (no key: none is needed)."""
-    judge = JudgeConfig(
-        backend=BackendKind.openai, name="j", model="local-model", base_url=server.url, api_key_env=None
-    )
+    judge = JudgeConfig(backend="openai", name="j", model="local-model", base_url=server.url, api_key_env=None)
     return OpenAIBatches(OpenAIJudge(judge, RubricConfig(name="r", system="s", user="u")))

@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from judgebias.config.checks import check_batch
-from judgebias.config.schema import BackendKind, CacheMode, JudgeConfig, JudgeMode
+from judgebias.config.schema import CacheMode, JudgeConfig, JudgeMode
 from judgebias.core.errors import UserError
 
 
 def judge(**changes: object) -> JudgeConfig:
     """An OpenAI-compatible judge in batch mode, with the given changes."""
-    config = JudgeConfig(backend=BackendKind.openai, name="j", model="m", mode=JudgeMode.batch)
+    config = JudgeConfig(backend="openai", name="j", model="m", mode=JudgeMode.batch)
     for name, value in changes.items():
         setattr(config, name, value)
     return config
@@ -20,7 +20,7 @@ def judge(**changes: object) -> JudgeConfig:
 @pytest.mark.parametrize(
     ("changes", "cache_mode", "message"),
     [
-        ({"backend": BackendKind.scripted}, CacheMode.use, "needs a backend that sends batches"),
+        ({"backend": "scripted"}, CacheMode.use, "needs a backend that sends batches"),
         ({}, CacheMode.off, "needs cache.mode=use or refresh"),
         ({}, CacheMode.only, "needs cache.mode=use or refresh"),
         ({"batch_size": 0}, CacheMode.use, "judge.batch_size must be >= 1"),

@@ -12,10 +12,12 @@ import pytest
 
 from judgebias.backends import build_backend
 from judgebias.config.checks import CAPABILITIES, unread_settings
-from judgebias.config.schema import BackendKind, JudgeConfig, RubricConfig, SharedSettings, Strategy
+from judgebias.config.schema import JudgeConfig, RubricConfig, SharedSettings, Strategy
+from judgebias.core.errors import UserError
 from judgebias.core.item import Item
 from judgebias.core.prompt import shown
 from judgebias.core.record import Request
+from tests.reliability.helpers import run_here
 
 ITEM = Item(id="x", question="q", a="a short answer", b="a somewhat longer answer")
 
@@ -26,12 +28,12 @@ def test_every_judge_setting_is_shared_or_in_a_backends_own_group() -> None:
     assert shared == {"backend", "name", "samples", "family"}
     declared = shared.union(*(capabilities.settings for capabilities in CAPABILITIES.values()))
     assert {field.name for field in dataclasses.fields(JudgeConfig)} - declared == set()
-    groups = [CAPABILITIES[kind].settings for kind in BackendKind]
+    groups = [CAPABILITIES[kind].settings for kind in CAPABILITIES]
     assert all(groups) and all(not (a & b) for i, a in enumerate(groups) for b in groups[i + 1 :])  # no key twice
 
 
-@pytest.mark.parametrize("kind", list(BackendKind))
-def test_a_shipped_backend_reads_only_the_shared_settings_and_its_own_group(kind: BackendKind, tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", ["openai", "scripted", "replay"])
+def test_a_shipped_backend_reads_only_the_shared_settings_and_its_own_group(kind: str, tmp_path: Path) -> None:
     """Built and asked one call (a paid one: its cache key's input), a shipped backend reads no key of another
     backend's group: its declared group is all it depends on, so the note of unread keys tells the truth."""
     judge = JudgeConfig(backend=kind, name="j", model="m", base_url="http://127.0.0.1:9/v1", strategy=Strategy.longer)
@@ -59,13 +61,25 @@ def test_a_shipped_backend_reads_only_the_shared_settings_and_its_own_group(kind
 
 def test_a_setting_the_backend_does_not_read_is_named() -> None:
     """A scripted judge given a temperature, an endpoint judge given a scripted bias: each named with its value."""
-    scripted = JudgeConfig(backend=BackendKind.scripted, name="noisy", strategy=Strategy.noisy, first_bias=0.2)
+    scripted = JudgeConfig(backend="scripted", name="noisy", strategy=Strategy.noisy, first_bias=0.2)
     assert [] == unread_settings(scripted)
     assert unread_settings(dataclasses.replace(scripted, temperature=0.5, base_url="http://x")) == [
         "judge 'noisy' (backend=scripted) does not read judge.base_url=http://x, judge.temperature=0.5: it changes "
         "nothing here"
     ]
-    live = JudgeConfig(backend=BackendKind.openai, name="gpt", model="m", temperature=0.7, first_bias=0.1)
+    live = JudgeConfig(backend="openai", name="gpt", model="m", temperature=0.7, first_bias=0.1)
     assert unread_settings(live) == [
         "judge 'gpt' (backend=openai) does not read judge.first_bias=0.1: it changes nothing here"
     ]
+
+
+def test_a_backend_nobody_declared_is_refused_in_one_line_before_anything_runs(tmp_path: Path) -> None:
+    """judge.backend composes as any name (a kind registered by the user is one); a name no backend is declared
+    under stops the run before its folder is made, naming the kinds there are."""
+    with pytest.raises(UserError) as refused:
+        run_here(tmp_path / "run", "judge.backend=opneai")
+    assert str(refused.value) == (
+        "judge.backend='opneai' is not a backend: use one of openai, scripted, replay (or a kind registered with "
+        "judgebias.backends.register_backend)"
+    )
+    assert not (tmp_path / "run").exists()

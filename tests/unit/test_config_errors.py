@@ -25,7 +25,6 @@ def composition_failure(*overrides: str) -> BaseException:
     ("override", "expected"),
     [
         ("cache.mode=usee", "cache.mode='usee' is not allowed: use one of use, refresh, off, only"),
-        ("judge.backend=opneai", "judge.backend='opneai' is not allowed: use one of openai, scripted, replay"),
         ("rubric.labels=letter", "rubric.labels='letter' is not allowed: use one of letters, numbers, tags"),
         (
             "rubric.parser=json",

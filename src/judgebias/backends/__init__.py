@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 
 from judgebias.backends.base import Backend
 from judgebias.config.checks import CAPABILITIES, Capabilities, capabilities_of
-from judgebias.config.schema import BackendKind, JudgeConfig, RubricConfig
+from judgebias.config.schema import JudgeConfig, RubricConfig
 from judgebias.core.item import Item
 from judgebias.core.record import Request
 
@@ -84,9 +84,9 @@ def _replay(config: JudgeConfig, rubric: RubricConfig, judgments: Path | None) -
 
 
 BACKENDS: dict[str, Factory] = {
-    BackendKind.openai.value: _openai,
-    BackendKind.scripted.value: _scripted,
-    BackendKind.replay.value: _replay,
+    "openai": _openai,
+    "scripted": _scripted,
+    "replay": _replay,
 }
 
 

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from judgebias.config.schema import (
-    BackendKind,
     BatchSettings,
     CacheMode,
     Config,
@@ -339,11 +338,9 @@ class Capabilities:
 # Every backend kind, with what it can do and its own settings (backends.register_backend adds one, with its
 # factory).
 CAPABILITIES: dict[str, Capabilities] = {
-    BackendKind.openai.value: Capabilities(
-        paid=True, counts_tokens=True, batches=True, check=_check_openai, group=BatchSettings
-    ),
-    BackendKind.scripted.value: Capabilities(by_rule=True, check=_check_scripted, group=ScriptedSettings),
-    BackendKind.replay.value: Capabilities(group=ReplaySettings),
+    "openai": Capabilities(paid=True, counts_tokens=True, batches=True, check=_check_openai, group=BatchSettings),
+    "scripted": Capabilities(by_rule=True, check=_check_scripted, group=ScriptedSettings),
+    "replay": Capabilities(group=ReplaySettings),
 }
 
 
@@ -368,5 +365,8 @@ def capabilities_of(judge: SharedSettings) -> Capabilities:
     """The capabilities of the judge's backend; a name no backend is declared under is one line."""
     found = CAPABILITIES.get(str(judge.backend))
     if found is None:
-        raise UserError(f"judge.backend={judge.backend!r} is not a backend: use {', '.join(CAPABILITIES)}")
+        raise UserError(
+            f"judge.backend={judge.backend!r} is not a backend: use one of {', '.join(CAPABILITIES)} (or a kind "
+            "registered with judgebias.backends.register_backend)"
+        )
     return found

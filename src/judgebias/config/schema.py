@@ -12,14 +12,6 @@ from typing import Any
 MISSING: Any = "???"  # OmegaConf's marker of a value that must be given (the same string, without importing it)
 
 
-class BackendKind(StrEnum):
-    """What answers a judge's calls (`judge.backend`)."""
-
-    openai = "openai"  # any OpenAI-compatible endpoint
-    scripted = "scripted"  # a fixed offline rule
-    replay = "replay"  # replies a real judge once wrote
-
-
 class Strategy(StrEnum):
     """A scripted judge's rule (`judge.strategy`)."""
 
@@ -118,7 +110,9 @@ class ReasoningEffort(StrEnum):
 class SharedSettings:
     """The settings every judge is read by, whoever answers its calls: the run asks each order `samples` times."""
 
-    backend: BackendKind = MISSING
+    # what answers its calls: openai, scripted, replay, or a kind registered with judgebias.backends.register_backend
+    # (any other name is refused before anything runs, by config.checks)
+    backend: str = MISSING
     name: str = MISSING  # shown in outputs; for replay, the recorded judge configuration to replay
     samples: int = 1  # times each order is asked (at this temperature); > 1 measures repetition stability
     family: str | None = None  # model family, to flag self-preference when items name their models
