@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 from judgebias.core.record import ItemResult
-from judgebias.core.verdict import reconcile
 from judgebias.core.verdict_lines import LineProblem, result_of_line
 from judgebias.figures.formatting import p_text
 from judgebias.figures.metrics import measure
 from judgebias.figures.paired import MOVE_KINDS, mcnemar_p, moved_kinds, paired_differences, worse_beyond
 from judgebias.figures.rows import Rows
+from tests.unit.helpers import row
 
 BASE_CALLS = [("A", "B"), ("A", "B"), ("A", "A"), ("B", "A"), ("A", "B"), ("tie", "tie")]
 CAND_CALLS = [("A", "B"), ("A", "A"), ("A", "A"), ("B", "B"), ("A", "B"), ("A", "tie")]
@@ -24,20 +24,7 @@ CAND_CALLS = [("A", "B"), ("A", "A"), ("A", "A"), ("B", "B"), ("A", "B"), ("A", 
 
 def rows(calls: list[tuple[str, str]]) -> list[ItemResult]:
     """Items p0.. judged with these (call1, call2), the verdict and consistency as a run decides them."""
-    out = []
-    for i, (first, second) in enumerate(calls):
-        consistent = {"A": "B", "B": "A"}.get(second, second) == first
-        out.append(
-            ItemResult(
-                id=f"p{i}",
-                verdict=reconcile(first, second),
-                call1=first,
-                call2=second,
-                consistent=consistent,
-                human="1",
-            )
-        )  # type: ignore[arg-type]
-    return out
+    return [row(first, second, id=f"p{i}", human="1") for i, (first, second) in enumerate(calls)]
 
 
 def consistent_by_hand(calls: list[tuple[str, str]]) -> list[int]:
