@@ -1,8 +1,9 @@
 """Settings the schema's types cannot check (ranges, names, templates), all checked here before anything runs.
 
-Closed choices (backend, cache mode, labels, parser, progress, strategy) are enums in the schema and fail when
+Closed choices (cache mode, labels, parser, progress, strategy) are enums in the schema and fail when
 the config is composed; this module checks the values within a type that would fail mid-run or mean something
-the user did not intend.
+the user did not intend, and `judge.backend` against the kinds declared here (a kind of one's own is registered
+with its capabilities, so the choice is open).
 """
 
 from __future__ import annotations

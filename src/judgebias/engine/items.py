@@ -157,8 +157,8 @@ def _checking(
 
 @dataclasses.dataclass(frozen=True)
 class _Source:
-    """The data file as the run reads it: where, in which format, and what tells that it is unchanged (None: a file
-    that cannot be read twice, read once and held)."""
+    """The data file as the run reads it: where, in which format, and what tells that it is unchanged (None: read
+    once and held, as any format but JSONL, a pipe, or a missing file, which the reading then names)."""
 
     path: Path
     reading: Reading
