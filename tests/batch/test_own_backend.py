@@ -94,8 +94,9 @@ def test_the_checks_ask_what_the_backend_can_do(provider: InlineProvider) -> Non
 
 
 def test_a_run_in_batch_mode_goes_through_the_backends_own_transport(provider: InlineProvider, tmp_path: Path) -> None:
-    """Chosen by name in the config, as a shipped backend is. Four items in batch mode: one batch at the provider with both orders of each (8 requests), every verdict
-    from its answers, nothing sent live (InlineJudge fails a live call); a rerun asks nothing again."""
+    """Chosen by name in the config, as a shipped backend is. Four items in batch mode: one batch at the provider
+    with both orders of each (8 requests), every verdict from its answers, nothing sent live (InlineJudge fails a
+    live call); a rerun asks nothing again."""
     config = config_of(
         "judge=gpt4o", f"judge.backend={KIND}", "judge.mode=batch", "data.limit=4", "judge.max_tokens=16"
     )
