@@ -26,9 +26,11 @@ def test_every_judge_setting_is_shared_or_in_a_backends_own_group() -> None:
     """A new field of JudgeConfig must be declared where it belongs (else no note could say it is unread)."""
     shared = {field.name for field in dataclasses.fields(SharedSettings)}
     assert shared == {"backend", "name", "samples", "family"}
-    declared = shared.union(*(capabilities.settings for capabilities in CAPABILITIES.values()))
-    assert {field.name for field in dataclasses.fields(JudgeConfig)} - declared == set()
-    groups = [CAPABILITIES[kind].settings for kind in CAPABILITIES]
+    groups = [
+        {field.name for field in dataclasses.fields(capabilities.group)} - shared
+        for capabilities in CAPABILITIES.values()
+    ]
+    assert {field.name for field in dataclasses.fields(JudgeConfig)} - shared.union(*groups) == set()
     assert all(groups) and all(not (a & b) for i, a in enumerate(groups) for b in groups[i + 1 :])  # no key twice
 
 

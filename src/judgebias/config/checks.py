@@ -31,7 +31,6 @@ from judgebias.config.schema import (
     Strategy,
     TokenBudgetParam,
     judges_of,
-    own_keys,
 )
 from judgebias.core.bounds import RESAMPLES, SEED
 from judgebias.core.errors import SecretInConfig, UserError
@@ -329,11 +328,6 @@ class Capabilities:
     # its own settings' checks (names, ranges), handed the judge's settings: its group's, with the shared ones
     check: Callable[[Any], None] | None = None
     group: type[SharedSettings] = SharedSettings  # the settings it reads: the shared ones and its own group's
-
-    @property
-    def settings(self) -> frozenset[str]:
-        """The judge.* keys it reads besides the shared ones: its own group's."""
-        return own_keys(self.group)
 
 
 # Every backend kind, with what it can do and its own settings (backends.register_backend adds one, with its

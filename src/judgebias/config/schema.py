@@ -5,7 +5,7 @@ Each dataclass mirrors one config group. The config holds the *name* of an API k
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
@@ -199,12 +199,6 @@ class JudgeConfig(ReplaySettings, ScriptedSettings, BatchSettings):
     """One judge as a config gives it (flat keys, `judge.temperature=0.3`): the shared settings and every backend's
     own group. A backend is built from, and typed to, its own group, so it reads nothing of another's; a key given
     to a backend that does not read it is said at the start (config.checks.unread_settings)."""
-
-
-def own_keys(group: type[SharedSettings]) -> frozenset[str]:
-    """The judge.* keys a settings group adds to the shared ones."""
-    shared = {f.name for f in fields(SharedSettings)}
-    return frozenset(f.name for f in fields(group) if f.name not in shared)
 
 
 @dataclass
