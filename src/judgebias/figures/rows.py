@@ -1,8 +1,9 @@
 """The rows a run keeps for its figures, as compact columns: a million items in tens of megabytes, not hundreds.
 
 A row (ItemResult) is mostly what many rows share: its verdict and calls, its human label and votes, the models
-compared, the answers' formatting. Those fields are the row's *kind* (core.record.ItemKind), kept once in a table (`kinds`); each row keeps
-only its kind's number, its lengths, its soft preference and its id, a few dozen bytes in arrays. Where rows share
+compared, the answers' formatting. Those fields are the row's *kind* (core.record.ItemKind), kept once in a table
+(`kinds`); each row keeps only its kind's number, its lengths, its soft preference and its id, a few dozen bytes in
+arrays. Where rows share
 little (a live run's calls carry each reply's token counts), a kind is kept per row, without the table to find it. A figure that
 reads only a kind's fields is computed once per kind (`per_kind`) and spread over the rows by their numbers; one
 that reads lengths reads them as numpy columns. `Rows` is still a Sequence[ItemResult]: a row read by index is
